@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <gtest/gtest.h>
+
+#include "config.h"
+#include "port.h"
+
+namespace {
+
+using vrnicd::DeviceConfig;
+using vrnicd::Port;
+
+TEST(Config, ParseMac) {
+  auto m = vrnicd::parse_mac("52:54:00:12:34:5f");
+  ASSERT_TRUE(m);
+  EXPECT_EQ((*m)[0], 0x52);
+  EXPECT_EQ((*m)[5], 0x5f);
+  EXPECT_EQ(vrnicd::format_mac(*m), "52:54:00:12:34:5f");
+  for (const char* bad : {"", "52:54:00:12:34", "52:54:00:12:34:5f:00", "52-54-00-12-34-5f",
+                          "5:54:00:12:34:5f0", "zz:54:00:12:34:5f"}) {
+    EXPECT_FALSE(vrnicd::parse_mac(bad)) << bad;
+  }
+}
+
+TEST(Config, GuidIsModifiedEui64) {
+  EXPECT_EQ(vrnicd::mac_to_guid({0x52, 0x54, 0x00, 0x12, 0x34, 0x56}), 0x505400fffe123456ULL);
+}
+
+TEST(Config, SetLimit) {
+  vrnicd::DeviceLimits l;
+  EXPECT_TRUE(vrnicd::set_limit(l, "max_qp=77"));
+  EXPECT_EQ(l.max_qp, 77U);
+  EXPECT_TRUE(vrnicd::set_limit(l, "max_mr_size=8589934592"));
+  EXPECT_EQ(l.max_mr_size, 8589934592ULL);
+  EXPECT_FALSE(vrnicd::set_limit(l, "max_qp=0"));
+  EXPECT_FALSE(vrnicd::set_limit(l, "max_qp=4294967296"));
+  EXPECT_FALSE(vrnicd::set_limit(l, "max_qp"));
+  EXPECT_FALSE(vrnicd::set_limit(l, "no_such_limit=3"));
+  EXPECT_FALSE(vrnicd::set_limit(l, "gid_tbl_len=70000"));
+  EXPECT_EQ(l.max_qp, 77U);
+}
+
+TEST(Port, StateFollowsNetdevAndCable) {
+  DeviceConfig cfg;
+  Port p(cfg);
+  EXPECT_EQ(p.state(), VRNIC_PORT_DOWN);
+  EXPECT_EQ(p.phys_state(), VRNIC_PORT_PHYS_DISABLED);
+  p.set_netdev_state(VRNIC_NETDEV_STATE_UP | VRNIC_NETDEV_STATE_CARRIER);
+  EXPECT_TRUE(p.update_state());
+  EXPECT_EQ(p.state(), VRNIC_PORT_ACTIVE);
+  EXPECT_EQ(p.phys_state(), VRNIC_PORT_PHYS_LINK_UP);
+  EXPECT_FALSE(p.update_state());
+  p.set_cable(false);
+  EXPECT_TRUE(p.update_state());
+  EXPECT_EQ(p.state(), VRNIC_PORT_DOWN);
+  EXPECT_EQ(p.phys_state(), VRNIC_PORT_PHYS_POLLING);
+  EXPECT_EQ(p.link_changes(), 2U);
+}
+
+TEST(Port, ActiveMtuFollowsEthernetMtu) {
+  DeviceConfig cfg;
+  Port p(cfg);
+  const std::pair<uint32_t, uint8_t> cases[] = {
+      {1500, 3}, {1104, 3}, {1103, 2}, {1000, 2}, {576, 1}, {4176, 5}, {4175, 4}, {9000, 5}};
+  for (auto [eth, ib] : cases) {
+    p.set_netdev_mtu(eth);
+    EXPECT_EQ(p.active_mtu(), ib) << eth;
+  }
+  cfg.max_mtu = 3;
+  p.set_netdev_mtu(9000);
+  EXPECT_EQ(p.active_mtu(), 3);
+}
+
+}  // namespace

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Bounds checks on guest-physical translation: every byte of an access must
+// be inside one RAM region, whatever the address and length.
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "guest_memory.h"
+
+namespace {
+
+using vrnicd::GuestMemory;
+
+constexpr uint64_t kGiB = 1ULL << 30;
+
+TEST(GuestMemory, Q35LayoutSmallRamIsOneRegion) {
+  auto l = GuestMemory::q35_layout(2 * kGiB);
+  ASSERT_EQ(l.size(), 1U);
+  EXPECT_EQ(l[0].gpa, 0U);
+  EXPECT_EQ(l[0].size, 2 * kGiB);
+}
+
+TEST(GuestMemory, Q35LayoutLargeRamSplitsAt2G) {
+  auto l = GuestMemory::q35_layout(6 * kGiB);
+  ASSERT_EQ(l.size(), 2U);
+  EXPECT_EQ(l[0].size, 2 * kGiB);
+  EXPECT_EQ(l[1].gpa, 4 * kGiB);
+  EXPECT_EQ(l[1].file_offset, 2 * kGiB);
+  EXPECT_EQ(l[1].size, 4 * kGiB);
+  // Just below the q35 threshold everything stays low.
+  EXPECT_EQ(GuestMemory::q35_layout(0xb0000000ULL - 4096).size(), 1U);
+  EXPECT_EQ(GuestMemory::q35_layout(0xb0000000ULL).size(), 2U);
+}
+
+class GuestMemoryTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kLow = 64 * 1024;
+  static constexpr uint64_t kHigh = 32 * 1024;
+  static constexpr uint64_t kHighBase = 4 * kGiB;
+
+  GuestMemoryTest()
+      : low_(kLow), high_(kHigh),
+        mem_({{0, kLow, low_.data()}, {kHighBase, kHigh, high_.data()}}) {}
+
+  std::vector<std::byte> low_;
+  std::vector<std::byte> high_;
+  GuestMemory mem_;
+};
+
+TEST_F(GuestMemoryTest, InsideRegions) {
+  EXPECT_EQ(mem_.translate(0, kLow), low_.data());
+  EXPECT_EQ(mem_.translate(100, 1), low_.data() + 100);
+  EXPECT_EQ(mem_.translate(kLow - 1, 1), low_.data() + kLow - 1);
+  EXPECT_EQ(mem_.translate(kHighBase, kHigh), high_.data());
+  EXPECT_EQ(mem_.translate(kHighBase + 8, 8), high_.data() + 8);
+  EXPECT_EQ(mem_.ram_size(), kLow + kHigh);
+}
+
+TEST_F(GuestMemoryTest, ZeroLengthNeedsAnAddressInRam) {
+  EXPECT_NE(mem_.translate(0, 0), nullptr);
+  EXPECT_NE(mem_.translate(kLow - 1, 0), nullptr);
+  EXPECT_EQ(mem_.translate(kLow, 0), nullptr);
+}
+
+TEST_F(GuestMemoryTest, RefusesAnythingOutside) {
+  EXPECT_EQ(mem_.translate(kLow, 1), nullptr);       // first byte after RAM
+  EXPECT_EQ(mem_.translate(kLow - 1, 2), nullptr);   // straddles the end
+  EXPECT_EQ(mem_.translate(0, kLow + 1), nullptr);   // one byte too long
+  EXPECT_EQ(mem_.translate(kLow, kHighBase - kLow + 1), nullptr);  // the hole
+  EXPECT_EQ(mem_.translate(kLow - 8, kHighBase), nullptr);  // across the hole
+  EXPECT_EQ(mem_.translate(kHighBase - 1, 2), nullptr);
+  EXPECT_EQ(mem_.translate(kHighBase + kHigh, 1), nullptr);
+}
+
+TEST_F(GuestMemoryTest, RefusesWrapAround) {
+  EXPECT_EQ(mem_.translate(UINT64_MAX, 1), nullptr);
+  EXPECT_EQ(mem_.translate(UINT64_MAX - 7, 16), nullptr);
+  EXPECT_EQ(mem_.translate(8, UINT64_MAX), nullptr);
+  EXPECT_EQ(mem_.translate(kHighBase + 8, UINT64_MAX - 4), nullptr);
+  EXPECT_EQ(mem_.translate(1ULL << 63, 1ULL << 63), nullptr);
+}
+
+TEST_F(GuestMemoryTest, ReadWriteCopyOnlyWhenInside) {
+  const uint32_t v = 0xdeadbeef;
+  ASSERT_TRUE(mem_.write(16, &v, sizeof(v)));
+  uint32_t r = 0;
+  ASSERT_TRUE(mem_.read(16, &r, sizeof(r)));
+  EXPECT_EQ(r, v);
+  // A refused write leaves memory untouched.
+  std::vector<std::byte> big(kLow, std::byte{0x5a});
+  EXPECT_FALSE(mem_.write(kLow - 16, big.data(), 32));
+  for (uint64_t i = kLow - 16; i < kLow; ++i) {
+    EXPECT_EQ(low_[i], std::byte{0}) << i;
+  }
+  EXPECT_FALSE(mem_.read(kLow - 2, &r, sizeof(r)));
+}
+
+TEST(GuestMemoryFile, MapsAFileWithTheQ35Layout) {
+  char path[] = "/tmp/vrnic-guestmem-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 1 << 20), 0);
+  const uint64_t marker = 0x1122334455667788ULL;
+  ASSERT_EQ(pwrite(fd, &marker, sizeof(marker), 4096), static_cast<ssize_t>(sizeof(marker)));
+  close(fd);
+
+  std::string err;
+  auto mem = GuestMemory::map_file(path, 0, &err);
+  ASSERT_TRUE(mem) << err;
+  uint64_t got = 0;
+  ASSERT_TRUE(mem->read(4096, &got, sizeof(got)));
+  EXPECT_EQ(got, marker);
+  EXPECT_EQ(mem->translate(1 << 20, 1), nullptr);
+
+  // A file smaller than the stated RAM size is refused.
+  EXPECT_FALSE(GuestMemory::map_file(path, 2 << 20, &err));
+  unlink(path);
+  EXPECT_FALSE(GuestMemory::map_file(path, 0, &err));
+  EXPECT_NE(err.find(path), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The ivshmem server protocol, checked from the client side: message order,
+// the fds that come with them, doorbells, interrupts and disconnects.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+
+#include "bar2.h"
+#include "config.h"
+#include "event_loop.h"
+#include "ivshmem_client.h"
+#include "ivshmem_server.h"
+#include "vrnic-hw.h"
+
+namespace {
+
+using vrnic_test::IvshmemSetup;
+
+class IvshmemServerTest : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kVectors = 4;
+  static constexpr uint32_t kChannels = 2;
+
+  IvshmemServerTest()
+      : path_("/tmp/vrnic-ivshmem-test-" + std::to_string(::getpid()) + ".sock"),
+        bar_(make_bar()),
+        server_(loop_, bar_->fd(), kVectors, kChannels,
+                vrnicd::IvshmemServer::Callbacks{
+                    .on_connect = [this] { ++connects_; },
+                    .on_disconnect = [this] { ++disconnects_; },
+                    .on_doorbell = [this](uint32_t ch) { doorbells_.push_back(ch); },
+                }) {
+    std::string err;
+    EXPECT_TRUE(server_.listen(path_, &err)) << err;
+  }
+
+  static std::optional<vrnicd::Bar2> make_bar() {
+    std::string err;
+    return vrnicd::Bar2::create(64 * 1024, &err);
+  }
+
+  void pump(int rounds = 3) {
+    for (int i = 0; i < rounds; ++i) {
+      loop_.run_once(50);
+    }
+  }
+
+  std::string path_;
+  vrnicd::EventLoop loop_;
+  std::optional<vrnicd::Bar2> bar_;
+  int connects_ = 0;
+  int disconnects_ = 0;
+  std::vector<uint32_t> doorbells_;
+  vrnicd::IvshmemServer server_;
+};
+
+TEST_F(IvshmemServerTest, SetupMessagesDoorbellsAndInterrupts) {
+  const int s = vrnic_test::ivshmem_connect(path_);
+  ASSERT_GE(s, 0);
+  pump();
+  IvshmemSetup setup;
+  ASSERT_TRUE(vrnic_test::ivshmem_setup(s, kChannels, kVectors, &setup));
+  EXPECT_EQ(setup.version, vrnicd::IvshmemServer::kProtocolVersion);
+  EXPECT_EQ(setup.own_id, vrnicd::kGuestPeerId);
+  EXPECT_EQ(setup.device_id, vrnicd::kDevicePeerId);
+  EXPECT_EQ(connects_, 1);
+  EXPECT_TRUE(server_.connected());
+
+  // The shared memory is BAR2: same size, same contents.
+  struct stat st {};
+  ASSERT_EQ(fstat(setup.shm_fd, &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), bar_->size());
+  bar_->set_reg(VRNIC_REG_MAGIC, VRNIC_MAGIC);
+  uint32_t magic = 0;
+  ASSERT_EQ(pread(setup.shm_fd, &magic, 4, VRNIC_REG_MAGIC), 4);
+  EXPECT_EQ(magic, VRNIC_MAGIC);
+
+  // A doorbell on channel 1 reaches the device as channel 1.
+  const uint64_t one = 1;
+  ASSERT_EQ(write(setup.doorbell_fds[1], &one, 8), 8);
+  pump();
+  ASSERT_EQ(doorbells_.size(), 1U);
+  EXPECT_EQ(doorbells_[0], 1U);
+
+  // Raising vector 3 signals our fourth eventfd and no other.
+  server_.raise(3);
+  server_.raise(kVectors);  // out of range: ignored
+  for (uint32_t v = 0; v < kVectors; ++v) {
+    pollfd p{setup.irq_fds[v], POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 0), v == 3 ? 1 : 0) << v;
+  }
+
+  close(s);
+  pump();
+  EXPECT_EQ(disconnects_, 1);
+  EXPECT_FALSE(server_.connected());
+}
+
+TEST_F(IvshmemServerTest, SecondClientIsRefusedFirstKeepsWorking) {
+  const int a = vrnic_test::ivshmem_connect(path_);
+  ASSERT_GE(a, 0);
+  pump();
+  IvshmemSetup setup;
+  ASSERT_TRUE(vrnic_test::ivshmem_setup(a, kChannels, kVectors, &setup));
+
+  const int b = vrnic_test::ivshmem_connect(path_);
+  ASSERT_GE(b, 0);
+  pump();
+  vrnic_test::IvshmemMsg m;
+  EXPECT_FALSE(vrnic_test::ivshmem_recv(b, &m));  // closed without a word
+  close(b);
+  EXPECT_EQ(connects_, 1);
+
+  const uint64_t one = 1;
+  ASSERT_EQ(write(setup.doorbell_fds[0], &one, 8), 8);
+  pump();
+  EXPECT_EQ(doorbells_.size(), 1U);
+  close(a);
+  pump();
+}
+
+TEST_F(IvshmemServerTest, ReconnectGetsFreshEventfds) {
+  for (int round = 0; round < 2; ++round) {
+    const int s = vrnic_test::ivshmem_connect(path_);
+    ASSERT_GE(s, 0);
+    pump();
+    IvshmemSetup setup;
+    ASSERT_TRUE(vrnic_test::ivshmem_setup(s, kChannels, kVectors, &setup)) << round;
+    close(s);
+    pump();
+  }
+  EXPECT_EQ(connects_, 2);
+  EXPECT_EQ(disconnects_, 2);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The vrnic device model: register page state machine (reset, enable,
+// fatal), the admin queue and its commands, event queues, and port 1.
+// All methods run on the dispatch thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "admin.h"
+#include "config.h"
+#include "eq.h"
+#include "port.h"
+#include "vrnic-hw.h"
+
+namespace vrnicd {
+
+class Bar2;
+class GuestMemory;
+class IrqSink;
+
+struct DeviceCounters {
+  uint64_t admin_cmds = 0;
+  uint64_t admin_errors = 0;
+  uint64_t async_events = 0;
+  uint64_t async_dropped = 0;
+  uint64_t irqs = 0;
+  uint64_t resets = 0;
+};
+
+class Device {
+ public:
+  // Ring geometry the device accepts (log2 of entries; base alignment).
+  static constexpr uint32_t kMinLogDepth = 2;
+  static constexpr uint32_t kAqMaxLogDepth = 8;
+  static constexpr uint32_t kAeqMaxLogDepth = 12;
+  static constexpr uint32_t kEqMaxLogDepth = 16;
+  static constexpr uint64_t kRingAlign = VRNIC_BAR2_PAGE_SIZE;
+
+  Device(const DeviceConfig& cfg, Bar2& bar, const GuestMemory& mem, IrqSink& irq);
+
+  // Publish the read-only registers; the device starts in RESET.
+  void init_registers_st();
+
+  // Doorbell channel VRNIC_DB_CHANNEL_CTRL: CTRL register, admin queue and
+  // EQ arming.
+  void on_ctrl_doorbell_st();
+  // Heartbeat timer tick.
+  void on_heartbeat_st();
+  // QEMU went away: forget everything, as after RESET.
+  void on_disconnect_st();
+  // The device process is exiting: tell the driver.
+  void shutdown_st();
+  // Link partner present or not (the "cable").
+  void set_cable_st(bool up);
+
+  // Execute one admin command (public for tests and fuzzing).
+  AqResult execute_st(const vrnic_aq_cmd& cmd);
+
+  [[nodiscard]] uint32_t state() const noexcept { return state_; }
+  [[nodiscard]] const Port& port() const noexcept { return port_; }
+  [[nodiscard]] const DeviceCounters& counters() const noexcept { return counters_; }
+  [[nodiscard]] const EventQueue* eq(uint32_t eqn) const noexcept;
+  [[nodiscard]] const DeviceConfig& config() const noexcept { return cfg_; }
+  void fill_device_attr(vrnic_device_attr& attr) const noexcept;
+
+ private:
+  void reset_st();
+  void enable_st();
+  void fatal_st(uint32_t code);
+  void process_admin_st();
+  void check_eq_arms_st();
+  void raise_st(uint32_t vector);
+  void post_async_st(uint8_t type, uint32_t d0, uint32_t d1, uint32_t d2);
+  bool post_eq_st(uint32_t eqn, uint8_t type, uint32_t d0, uint32_t d1, uint32_t d2);
+  void port_changed_st();
+
+  // Admin commands (admin_cmds.cc).
+  AqResult cmd_nop(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_device(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_port(const vrnic_aq_cmd& cmd);
+  AqResult cmd_modify_port(const vrnic_aq_cmd& cmd);
+  AqResult cmd_set_gid(const vrnic_aq_cmd& cmd);
+  AqResult cmd_create_eq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_destroy_eq(const vrnic_aq_cmd& cmd);
+  AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
+
+  const DeviceConfig& cfg_;
+  Bar2& bar_;
+  const GuestMemory& mem_;
+  IrqSink& irq_;
+  uint32_t state_ = VRNIC_STATE_RESET;
+  uint32_t heartbeat_ = 0;
+  AdminQueue aq_;
+  std::unique_ptr<EventQueue> aeq_;
+  std::vector<std::unique_ptr<EventQueue>> eqs_;  // indexed by EQ number
+  Port port_;
+  DeviceCounters counters_;
+};
+
+}  // namespace vrnicd
