@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vrnic: driver for the vrnic virtual RDMA NIC.
+ *
+ * The device is a QEMU ivshmem-doorbell PCI function whose BAR2 is owned by
+ * the vrnicd soft device.  See Documentation/hw-spec.rst.
+ */
+#ifndef VRNIC_H
+#define VRNIC_H
+
+#include <linux/bitfield.h>
+#include <linux/completion.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/semaphore.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "vrnic-hw.h"
+
+#define VRNIC_DRV_NAME		"vrnic"
+
+/* Queue sizes the driver asks for (log2 of entries). */
+#define VRNIC_AQ_LOG_DEPTH	5
+#define VRNIC_AEQ_LOG_DEPTH	8
+#define VRNIC_CEQ_LOG_DEPTH	10
+
+/* How long the device gets to answer. */
+#define VRNIC_RESET_TIMEOUT_MS		2000
+#define VRNIC_ENABLE_TIMEOUT_MS		2000
+#define VRNIC_CMD_TIMEOUT_MS		5000
+#define VRNIC_IRQ_TEST_TIMEOUT_MS	1000
+/* Watchdog: checks without heartbeat progress before declaring death. */
+#define VRNIC_WATCHDOG_MS		1000
+#define VRNIC_WATCHDOG_MISSES		5
+
+struct vrnic_dev;
+
+/* A wait context for one admin command in flight. */
+struct vrnic_cmd_ctx {
+	struct completion done;
+	struct vrnic_aq_cqe cqe;
+	u16 cookie;
+	bool in_use;
+	bool aborted;
+};
+
+/* Admin queue: SQ of commands, CQ of completions, both in host memory. */
+struct vrnic_cmdq {
+	struct vrnic_dev *dev;
+	union vrnic_aq_cmd *sq;
+	dma_addr_t sq_dma;
+	struct vrnic_aq_cqe *cq;
+	dma_addr_t cq_dma;
+	u32 log_depth;
+	u32 sq_pi;		/* protected by sq_lock */
+	u32 cq_ci;		/* protected by cq_lock */
+	u16 seq;		/* cookie sequence, protected by sq_lock */
+	spinlock_t sq_lock;	/* SQ slots, contexts */
+	spinlock_t cq_lock;	/* CQ consumption */
+	struct vrnic_cmd_ctx *ctx;
+	struct semaphore credits;
+	bool running;
+};
+
+/* An event queue: the async EQ (eqn 0) or a completion EQ. */
+struct vrnic_eq {
+	struct vrnic_dev *dev;
+	struct vrnic_eqe *ring;
+	dma_addr_t ring_dma;
+	struct vrnic_eq_dbrec *dbrec;	/* NULL for the async EQ */
+	dma_addr_t dbrec_dma;
+	u32 eqn;
+	u32 log_depth;
+	u32 ci;
+	u32 arm_sn;
+	u32 vector;
+	int irq;
+	bool irq_requested;
+	bool created;		/* known to the device */
+	atomic_t nop_seen;	/* NOP events received (interrupt test) */
+	u32 nop_cookie;
+	wait_queue_head_t nop_wait;
+	char irq_name[32];
+};
+
+/* Device attributes from QUERY_DEVICE, in CPU byte order. */
+struct vrnic_dev_attrs {
+	u64 fw_version;
+	u64 node_guid;
+	u64 sys_image_guid;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 hw_version;
+	u32 dev_caps;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_sge_rd;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 max_srq;
+	u32 max_srq_wr;
+	u32 max_srq_sge;
+	u32 max_ah;
+	u32 max_inline_data;
+	u32 max_mcast_grp;
+	u32 max_mcast_qp_attach;
+	u32 max_pkeys;
+	u32 max_eq;
+	u32 max_fast_reg_page_list_len;
+	u32 local_ca_ack_delay;
+	u8 mac[ETH_ALEN];
+};
+
+/* Port attributes from QUERY_PORT, in CPU byte order. */
+struct vrnic_port_attrs {
+	u8 state;
+	u8 phys_state;
+	u8 active_mtu;
+	u8 max_mtu;
+	u8 active_speed;
+	u8 active_width;
+	u16 gid_tbl_len;
+	u16 pkey_tbl_len;
+	u32 max_msg_sz;
+	u32 netdev_mtu;
+	u8 mac[ETH_ALEN];
+};
+
+enum vrnic_dev_flags {
+	VRNIC_FLAG_FATAL,		/* device dead: fail everything */
+	VRNIC_FLAG_IB_REGISTERED,	/* events may be dispatched */
+};
+
+struct vrnic_dev {
+	struct ib_device ibdev;
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* BAR0: ivshmem registers */
+	void __iomem *shm;		/* BAR2: register and status pages */
+	u32 db_peer;
+	u64 caps;
+	bool user_db;			/* BAR0 may be mapped to userspace */
+	unsigned long flags;
+
+	struct vrnic_cmdq cmdq;
+	struct vrnic_eq aeq;
+	struct vrnic_eq *ceqs;
+	u32 num_ceqs;
+	int num_vectors;
+
+	struct vrnic_dev_attrs attrs;
+	struct vrnic_port_attrs port;	/* as of probe */
+	u8 port_state;			/* last state the device reported */
+
+	/* The paired netdev; protected by RTNL. */
+	struct net_device *netdev;
+	bool netdev_rescan;
+	struct notifier_block netdev_nb;
+	struct work_struct port_work;
+
+	struct delayed_work watchdog;
+	u32 last_heartbeat;
+	u32 heartbeat_misses;
+};
+
+static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct vrnic_dev, ibdev);
+}
+
+static inline u32 vrnic_reg_read(struct vrnic_dev *dev, u32 off)
+{
+	return readl(dev->shm + VRNIC_BAR2_REG_PAGE + off);
+}
+
+static inline void vrnic_reg_write(struct vrnic_dev *dev, u32 off, u32 val)
+{
+	writel(val, dev->shm + VRNIC_BAR2_REG_PAGE + off);
+}
+
+static inline void vrnic_reg_write64(struct vrnic_dev *dev, u32 off, u64 val)
+{
+	vrnic_reg_write(dev, off, lower_32_bits(val));
+	vrnic_reg_write(dev, off + 4, upper_32_bits(val));
+}
+
+static inline u32 vrnic_status_read(struct vrnic_dev *dev, u32 off)
+{
+	return readl(dev->shm + VRNIC_BAR2_STATUS_PAGE + off);
+}
+
+/* Ring a doorbell channel of the device. */
+static inline void vrnic_ring_db(struct vrnic_dev *dev, u32 channel)
+{
+	writel(FIELD_PREP(VRNIC_DOORBELL_PEER_MASK, dev->db_peer) |
+	       FIELD_PREP(VRNIC_DOORBELL_CHANNEL_MASK, channel),
+	       dev->regs + VRNIC_IVSHMEM_DOORBELL);
+}
+
+static inline bool vrnic_dead(struct vrnic_dev *dev)
+{
+	return test_bit(VRNIC_FLAG_FATAL, &dev->flags);
+}
+
+/* Ring arithmetic on free-running indices. */
+static inline u32 vrnic_ring_slot(u32 idx, u32 log_depth)
+{
+	return idx & ((1U << log_depth) - 1);
+}
+
+static inline u32 vrnic_ring_owner(u32 idx, u32 log_depth)
+{
+	return ((idx >> log_depth) & 1) ^ 1;
+}
+
+/* vrnic_main.c */
+void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why);
+
+/* vrnic_cmdq.c */
+int vrnic_cmdq_init(struct vrnic_dev *dev);
+void vrnic_cmdq_destroy(struct vrnic_dev *dev);
+void vrnic_cmdq_complete(struct vrnic_cmdq *cmdq);
+void vrnic_cmdq_abort(struct vrnic_cmdq *cmdq);
+int vrnic_cmdq_exec(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
+		    struct vrnic_aq_cqe *cqe);
+const char *vrnic_cmd_str(u32 opcode);
+
+/* vrnic_cmd.c */
+int vrnic_cmd_nop_event(struct vrnic_dev *dev, u32 eqn, u32 cookie);
+int vrnic_cmd_query_device(struct vrnic_dev *dev,
+			   struct vrnic_dev_attrs *attrs);
+int vrnic_cmd_query_port(struct vrnic_dev *dev, struct vrnic_port_attrs *pa);
+int vrnic_cmd_modify_port(struct vrnic_dev *dev, u32 netdev_state, u32 mtu,
+			  const u8 *mac);
+int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
+		      u16 vlan_id, const u8 *mac);
+int vrnic_cmd_clear_gid(struct vrnic_dev *dev, u32 index);
+int vrnic_cmd_create_eq(struct vrnic_dev *dev, struct vrnic_eq *eq);
+int vrnic_cmd_destroy_eq(struct vrnic_dev *dev, u32 eqn);
+
+/* vrnic_eq.c */
+int vrnic_aeq_init(struct vrnic_dev *dev);
+void vrnic_aeq_destroy(struct vrnic_dev *dev);
+irqreturn_t vrnic_ctrl_irq(int irq, void *data);
+int vrnic_ceqs_init(struct vrnic_dev *dev);
+void vrnic_ceqs_destroy(struct vrnic_dev *dev);
+
+/* vrnic_port.c */
+int vrnic_port_init(struct vrnic_dev *dev);
+void vrnic_port_uninit(struct vrnic_dev *dev);
+void vrnic_port_event(struct vrnic_dev *dev, u32 state, u32 phys_state);
+
+#endif /* VRNIC_H */

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Typed admin commands: build the wire format from parameters, run it, and
+ * turn the device's answer into CPU-order results.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+
+#include "vrnic.h"
+
+static void vrnic_cmd_init(union vrnic_aq_cmd *cmd, u16 opcode, u32 flags)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->hdr.opcode = cpu_to_le16(opcode);
+	cmd->hdr.flags = cpu_to_le32(flags);
+}
+
+/*
+ * Run a command that writes a response into a DMA buffer of @len bytes and
+ * copy the response to @out.  Fails unless the device wrote all of it.
+ */
+static int vrnic_cmd_with_resp(struct vrnic_dev *dev, union vrnic_aq_cmd *cmd,
+			       struct vrnic_aq_resp_buf *rb, void *out,
+			       size_t len)
+{
+	struct device *dmadev = &dev->pdev->dev;
+	struct vrnic_aq_cqe cqe;
+	dma_addr_t dma;
+	void *buf;
+	int err;
+
+	buf = dma_alloc_coherent(dmadev, len, &dma, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rb->addr = cpu_to_le64(dma);
+	rb->len = cpu_to_le32(len);
+	err = vrnic_cmdq_exec(&dev->cmdq, cmd, &cqe);
+	if (!err && le32_to_cpu(cqe.result2) != len) {
+		ibdev_err(&dev->ibdev, "%s returned %u of %zu bytes\n",
+			  vrnic_cmd_str(le16_to_cpu(cmd->hdr.opcode)),
+			  le32_to_cpu(cqe.result2), len);
+		err = -EIO;
+	}
+	if (!err)
+		memcpy(out, buf, len);
+	dma_free_coherent(dmadev, len, buf, dma);
+	return err;
+}
+
+int vrnic_cmd_nop_event(struct vrnic_dev *dev, u32 eqn, u32 cookie)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_NOP, VRNIC_AQ_NOP_F_EVENT);
+	cmd.nop.eqn = cpu_to_le32(eqn);
+	cmd.nop.cookie = cpu_to_le32(cookie);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+/* Device limits land in int fields of struct ib_device_attr. */
+static u32 vrnic_attr_int(__le32 v)
+{
+	return min_t(u32, le32_to_cpu(v), INT_MAX);
+}
+
+int vrnic_cmd_query_device(struct vrnic_dev *dev, struct vrnic_dev_attrs *a)
+{
+	struct vrnic_device_attr da;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_DEVICE, 0);
+	err = vrnic_cmd_with_resp(dev, &cmd, &cmd.query_device.resp, &da,
+				  sizeof(da));
+	if (err)
+		return err;
+
+	a->fw_version = le64_to_cpu(da.fw_version);
+	a->node_guid = le64_to_cpu(da.node_guid);
+	a->sys_image_guid = le64_to_cpu(da.sys_image_guid);
+	a->max_mr_size = le64_to_cpu(da.max_mr_size);
+	a->page_size_cap = le64_to_cpu(da.page_size_cap);
+	a->vendor_id = le32_to_cpu(da.vendor_id);
+	a->vendor_part_id = le32_to_cpu(da.vendor_part_id);
+	a->hw_version = le32_to_cpu(da.hw_version);
+	a->dev_caps = le32_to_cpu(da.dev_caps);
+	a->max_qp = vrnic_attr_int(da.max_qp);
+	a->max_qp_wr = vrnic_attr_int(da.max_qp_wr);
+	a->max_send_sge = vrnic_attr_int(da.max_send_sge);
+	a->max_recv_sge = vrnic_attr_int(da.max_recv_sge);
+	a->max_sge_rd = vrnic_attr_int(da.max_sge_rd);
+	a->max_cq = vrnic_attr_int(da.max_cq);
+	a->max_cqe = vrnic_attr_int(da.max_cqe);
+	a->max_mr = vrnic_attr_int(da.max_mr);
+	a->max_pd = vrnic_attr_int(da.max_pd);
+	a->max_qp_rd_atom = vrnic_attr_int(da.max_qp_rd_atom);
+	a->max_qp_init_rd_atom = vrnic_attr_int(da.max_qp_init_rd_atom);
+	a->max_srq = vrnic_attr_int(da.max_srq);
+	a->max_srq_wr = vrnic_attr_int(da.max_srq_wr);
+	a->max_srq_sge = vrnic_attr_int(da.max_srq_sge);
+	a->max_ah = vrnic_attr_int(da.max_ah);
+	a->max_inline_data = vrnic_attr_int(da.max_inline_data);
+	a->max_mcast_grp = vrnic_attr_int(da.max_mcast_grp);
+	a->max_mcast_qp_attach = vrnic_attr_int(da.max_mcast_qp_attach);
+	a->max_pkeys = min_t(u32, le32_to_cpu(da.max_pkeys), U16_MAX);
+	a->max_eq = vrnic_attr_int(da.max_eq);
+	a->max_fast_reg_page_list_len =
+		vrnic_attr_int(da.max_fast_reg_page_list_len);
+	a->local_ca_ack_delay = min_t(u32, le32_to_cpu(da.local_ca_ack_delay),
+				      U8_MAX);
+	ether_addr_copy(a->mac, da.mac);
+
+	if (!is_valid_ether_addr(a->mac) || a->max_eq < 2 || !a->max_pkeys) {
+		ibdev_err(&dev->ibdev,
+			  "device reported invalid attributes (mac %pM, max_eq %u, max_pkeys %u)\n",
+			  a->mac, a->max_eq, a->max_pkeys);
+		return -EIO;
+	}
+	return 0;
+}
+
+int vrnic_cmd_query_port(struct vrnic_dev *dev, struct vrnic_port_attrs *pa)
+{
+	struct vrnic_port_attr a;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_PORT, 0);
+	cmd.query_port.port = cpu_to_le32(1);
+	err = vrnic_cmd_with_resp(dev, &cmd, &cmd.query_port.resp, &a,
+				  sizeof(a));
+	if (err)
+		return err;
+
+	if (a.state < IB_PORT_DOWN || a.state > IB_PORT_ACTIVE_DEFER ||
+	    a.active_mtu < IB_MTU_256 || a.active_mtu > IB_MTU_4096 ||
+	    a.max_mtu < IB_MTU_256 || a.max_mtu > IB_MTU_4096 ||
+	    !le16_to_cpu(a.gid_tbl_len) || !le16_to_cpu(a.pkey_tbl_len)) {
+		ibdev_err(&dev->ibdev, "device reported invalid port attributes\n");
+		return -EIO;
+	}
+	pa->state = a.state;
+	pa->phys_state = a.phys_state;
+	pa->active_mtu = a.active_mtu;
+	pa->max_mtu = a.max_mtu;
+	pa->active_speed = a.active_speed;
+	pa->active_width = a.active_width;
+	pa->gid_tbl_len = le16_to_cpu(a.gid_tbl_len);
+	pa->pkey_tbl_len = le16_to_cpu(a.pkey_tbl_len);
+	pa->max_msg_sz = le32_to_cpu(a.max_msg_sz);
+	pa->netdev_mtu = le32_to_cpu(a.netdev_mtu);
+	ether_addr_copy(pa->mac, a.mac);
+	return 0;
+}
+
+int vrnic_cmd_modify_port(struct vrnic_dev *dev, u32 netdev_state, u32 mtu,
+			  const u8 *mac)
+{
+	u32 flags = VRNIC_AQ_MODIFY_PORT_F_NETDEV;
+	union vrnic_aq_cmd cmd;
+
+	if (mtu)
+		flags |= VRNIC_AQ_MODIFY_PORT_F_MTU;
+	if (mac)
+		flags |= VRNIC_AQ_MODIFY_PORT_F_MAC;
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_PORT, flags);
+	cmd.modify_port.port = cpu_to_le32(1);
+	cmd.modify_port.netdev_state = cpu_to_le32(netdev_state);
+	cmd.modify_port.netdev_mtu = cpu_to_le32(mtu);
+	if (mac)
+		ether_addr_copy(cmd.modify_port.mac, mac);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
+		      u16 vlan_id, const u8 *mac)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_SET_GID, VRNIC_AQ_SET_GID_F_VALID);
+	cmd.set_gid.port = cpu_to_le32(1);
+	cmd.set_gid.index = cpu_to_le32(index);
+	memcpy(cmd.set_gid.gid, gid, sizeof(cmd.set_gid.gid));
+	cmd.set_gid.type = cpu_to_le32(VRNIC_GID_TYPE_ROCE_V2);
+	cmd.set_gid.vlan_id = cpu_to_le16(vlan_id);
+	ether_addr_copy(cmd.set_gid.mac, mac);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_clear_gid(struct vrnic_dev *dev, u32 index)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_SET_GID, 0);
+	cmd.set_gid.port = cpu_to_le32(1);
+	cmd.set_gid.index = cpu_to_le32(index);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_create_eq(struct vrnic_dev *dev, struct vrnic_eq *eq)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_EQ, 0);
+	cmd.create_eq.ring_addr = cpu_to_le64(eq->ring_dma);
+	cmd.create_eq.dbrec_addr = cpu_to_le64(eq->dbrec_dma);
+	cmd.create_eq.eqn = cpu_to_le32(eq->eqn);
+	cmd.create_eq.vector = cpu_to_le32(eq->vector);
+	cmd.create_eq.log_depth = cpu_to_le32(eq->log_depth);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_destroy_eq(struct vrnic_dev *dev, u32 eqn)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_DESTROY_EQ, 0);
+	cmd.destroy_eq.eqn = cpu_to_le32(eqn);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}

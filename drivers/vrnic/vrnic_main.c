@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vrnic: PCI probe and removal, device bring-up and ib_device registration.
+ *
+ * Bring-up: check the signature in BAR2, reset the device, set up MSI-X,
+ * the admin queue and the async EQ, enable, query the device, create the
+ * completion EQs and test their interrupts.  Only then is the ib_device
+ * registered.  Removal undoes it in reverse.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+
+#include "vrnic-abi.h"
+#include "vrnic.h"
+#include "vrnic_verbs.h"
+
+MODULE_AUTHOR("vrnic developers");
+MODULE_DESCRIPTION("vrnic virtual RDMA NIC driver");
+MODULE_LICENSE("GPL");
+
+static const struct pci_device_id vrnic_pci_tbl[] = {
+	{ PCI_DEVICE(VRNIC_PCI_VENDOR_ID, VRNIC_PCI_DEVICE_ID) },
+	{}
+};
+MODULE_DEVICE_TABLE(pci, vrnic_pci_tbl);
+
+/**
+ * vrnic_dev_fatal - the device is dead; stop using it
+ * @dev: the device
+ * @why: reason, for the log
+ *
+ * Any context.  Fails every admin command in flight and later, and tells
+ * RDMA users with IB_EVENT_DEVICE_FATAL.  Happens once.
+ */
+void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why)
+{
+	struct ib_event ev = {};
+
+	if (test_and_set_bit(VRNIC_FLAG_FATAL, &dev->flags))
+		return;
+	dev_err(&dev->pdev->dev, "device is dead: %s (state %u, code %u)\n",
+		why, vrnic_reg_read(dev, VRNIC_REG_STATE),
+		vrnic_reg_read(dev, VRNIC_REG_FATAL_CODE));
+	vrnic_cmdq_abort(&dev->cmdq);
+	if (test_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags)) {
+		ev.device = &dev->ibdev;
+		ev.element.port_num = 1;
+		ev.event = IB_EVENT_DEVICE_FATAL;
+		ib_dispatch_event(&ev);
+	}
+}
+
+/* The device counts heartbeats while it lives; notice when it stops. */
+static void vrnic_watchdog(struct work_struct *work)
+{
+	struct vrnic_dev *dev =
+		container_of(work, struct vrnic_dev, watchdog.work);
+	u32 hb = vrnic_reg_read(dev, VRNIC_REG_HEARTBEAT);
+	u32 state = vrnic_reg_read(dev, VRNIC_REG_STATE);
+
+	if (vrnic_dead(dev))
+		return;
+	if (state != VRNIC_STATE_READY) {
+		vrnic_dev_fatal(dev, "device left the READY state");
+		return;
+	}
+	if (hb == dev->last_heartbeat) {
+		if (++dev->heartbeat_misses >= VRNIC_WATCHDOG_MISSES) {
+			vrnic_dev_fatal(dev, "device heartbeat stopped");
+			return;
+		}
+	} else {
+		dev->heartbeat_misses = 0;
+		dev->last_heartbeat = hb;
+	}
+	queue_delayed_work(system_wq, &dev->watchdog,
+			   msecs_to_jiffies(VRNIC_WATCHDOG_MS));
+}
+
+static int vrnic_wait_reg(struct vrnic_dev *dev, u32 off, u32 mask, u32 val,
+			  unsigned int timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+
+	for (;;) {
+		if ((vrnic_reg_read(dev, off) & mask) == val)
+			return 0;
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		usleep_range(100, 1000);
+	}
+}
+
+/* Reset the device: it drops every object and stops all DMA. */
+static int vrnic_dev_reset(struct vrnic_dev *dev)
+{
+	int err;
+
+	vrnic_reg_write(dev, VRNIC_REG_CTRL, VRNIC_CTRL_RESET);
+	vrnic_ring_db(dev, VRNIC_DB_CHANNEL_CTRL);
+	err = vrnic_wait_reg(dev, VRNIC_REG_CTRL, VRNIC_CTRL_RESET, 0,
+			     VRNIC_RESET_TIMEOUT_MS);
+	if (err)
+		dev_err(&dev->pdev->dev,
+			"device did not complete reset within %u ms; is vrnicd running?\n",
+			VRNIC_RESET_TIMEOUT_MS);
+	return err;
+}
+
+static int vrnic_dev_enable(struct vrnic_dev *dev)
+{
+	u32 state;
+	int err;
+
+	vrnic_reg_write(dev, VRNIC_REG_CTRL, VRNIC_CTRL_ENABLE);
+	vrnic_ring_db(dev, VRNIC_DB_CHANNEL_CTRL);
+	err = vrnic_wait_reg(dev, VRNIC_REG_STATE, ~0U, VRNIC_STATE_READY,
+			     VRNIC_ENABLE_TIMEOUT_MS);
+	if (err) {
+		state = vrnic_reg_read(dev, VRNIC_REG_STATE);
+		dev_err(&dev->pdev->dev,
+			"device refused ENABLE: state %u, fatal code %u\n",
+			state, vrnic_reg_read(dev, VRNIC_REG_FATAL_CODE));
+	}
+	return err;
+}
+
+/* Is this ivshmem function a vrnic?  Reads BAR2 only. */
+static int vrnic_check_signature(struct pci_dev *pdev)
+{
+	void __iomem *shm;
+	u32 magic, version;
+
+	if (!(pci_resource_flags(pdev, VRNIC_BAR_SHMEM) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, VRNIC_BAR_SHMEM) < VRNIC_BAR2_MIN_SIZE) {
+		dev_info(&pdev->dev,
+			 "ivshmem BAR2 missing or too small for a vrnic; not a vrnic device\n");
+		return -ENODEV;
+	}
+	shm = pci_iomap(pdev, VRNIC_BAR_SHMEM, VRNIC_BAR2_PAGE_SIZE);
+	if (!shm)
+		return -ENOMEM;
+	magic = readl(shm + VRNIC_REG_MAGIC);
+	version = readl(shm + VRNIC_REG_VERSION);
+	pci_iounmap(pdev, shm);
+
+	if (magic != VRNIC_MAGIC) {
+		dev_info(&pdev->dev,
+			 "no vrnic signature in BAR2 (found %#010x, want %#010x); not a vrnic device, leaving it alone\n",
+			 magic, VRNIC_MAGIC);
+		return -ENODEV;
+	}
+	if (FIELD_GET(VRNIC_VERSION_MAJOR_MASK, version) != VRNIC_VERSION_MAJOR) {
+		dev_err(&pdev->dev,
+			"vrnic interface version %u.%u is not supported (driver speaks %u.x)\n",
+			(u32)FIELD_GET(VRNIC_VERSION_MAJOR_MASK, version),
+			(u32)FIELD_GET(VRNIC_VERSION_MINOR_MASK, version),
+			VRNIC_VERSION_MAJOR);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int vrnic_map_bars(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	resource_size_t bar0 = pci_resource_start(pdev, VRNIC_BAR_REGS);
+	resource_size_t bar0_len = pci_resource_len(pdev, VRNIC_BAR_REGS);
+	int err;
+
+	if (bar0_len < VRNIC_IVSHMEM_BAR_SIZE) {
+		dev_err(&pdev->dev, "BAR0 is too small (%pa)\n", &bar0_len);
+		return -ENODEV;
+	}
+	err = pci_request_regions(pdev, VRNIC_DRV_NAME);
+	if (err)
+		return err;
+	dev->regs = pci_iomap(pdev, VRNIC_BAR_REGS, VRNIC_IVSHMEM_BAR_SIZE);
+	dev->shm = pci_iomap(pdev, VRNIC_BAR_SHMEM, 2 * VRNIC_BAR2_PAGE_SIZE);
+	if (!dev->regs || !dev->shm) {
+		err = -ENOMEM;
+		goto err_unmap;
+	}
+
+	/*
+	 * User contexts get the BAR0 page for kernel-bypass doorbells only
+	 * when no other device's registers share that page.  ivshmem's BAR0
+	 * is 256 bytes; pci=resource_alignment=12@pci:1af4:1110 gives it a
+	 * page of its own.
+	 */
+	dev->user_db = PAGE_ALIGNED(bar0) && bar0_len >= PAGE_SIZE;
+	if (!dev->user_db)
+		dev_info(&pdev->dev,
+			 "BAR0 shares a page with other devices; user doorbells need pci=resource_alignment=12@pci:%04x:%04x\n",
+			 VRNIC_PCI_VENDOR_ID, VRNIC_PCI_DEVICE_ID);
+	return 0;
+
+err_unmap:
+	if (dev->shm)
+		pci_iounmap(pdev, dev->shm);
+	if (dev->regs)
+		pci_iounmap(pdev, dev->regs);
+	pci_release_regions(pdev);
+	return err;
+}
+
+static void vrnic_unmap_bars(struct vrnic_dev *dev)
+{
+	pci_iounmap(dev->pdev, dev->shm);
+	pci_iounmap(dev->pdev, dev->regs);
+	pci_release_regions(dev->pdev);
+}
+
+static int vrnic_request_vectors(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int dev_vecs = vrnic_reg_read(dev, VRNIC_REG_NUM_VECTORS);
+	int want, got;
+
+	want = min3(dev_vecs, pci_msix_vec_count(pdev),
+		    (int)num_online_cpus() + 1);
+	if (want < 2) {
+		dev_err(&pdev->dev,
+			"need at least 2 MSI-X vectors (device drives %d, function has %d)\n",
+			dev_vecs, pci_msix_vec_count(pdev));
+		return -ENODEV;
+	}
+	got = pci_alloc_irq_vectors(pdev, 2, want, PCI_IRQ_MSIX);
+	if (got < 0) {
+		dev_err(&pdev->dev, "cannot allocate MSI-X vectors: %d\n", got);
+		return got;
+	}
+	dev->num_vectors = got;
+	return 0;
+}
+
+/* Bring the hardware up, short of registering with ib_core. */
+static int vrnic_probe_dev(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int err;
+
+	err = vrnic_map_bars(dev);
+	if (err)
+		return err;
+	dev->db_peer = vrnic_reg_read(dev, VRNIC_REG_DB_PEER) &
+		       FIELD_MAX(VRNIC_DOORBELL_PEER_MASK);
+	dev->caps = vrnic_reg_read(dev, VRNIC_REG_CAPS_LO) |
+		    (u64)vrnic_reg_read(dev, VRNIC_REG_CAPS_HI) << 32;
+
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		goto err_unmap;
+	pci_set_master(pdev);
+
+	err = vrnic_dev_reset(dev);
+	if (err)
+		goto err_clear_master;
+
+	err = vrnic_request_vectors(dev);
+	if (err)
+		goto err_clear_master;
+	err = request_irq(pci_irq_vector(pdev, 0), vrnic_ctrl_irq, 0,
+			  VRNIC_DRV_NAME "-ctrl", dev);
+	if (err)
+		goto err_free_vectors;
+
+	err = vrnic_cmdq_init(dev);
+	if (err)
+		goto err_free_irq;
+	err = vrnic_aeq_init(dev);
+	if (err)
+		goto err_cmdq;
+	err = vrnic_dev_enable(dev);
+	if (err)
+		goto err_aeq;
+	dev->cmdq.running = true;
+
+	err = vrnic_cmd_query_device(dev, &dev->attrs);
+	if (err)
+		goto err_reset;
+	err = vrnic_cmd_query_port(dev, &dev->port);
+	if (err)
+		goto err_reset;
+	dev->port_state = dev->port.state;
+
+	err = vrnic_ceqs_init(dev);
+	if (err)
+		goto err_reset;
+
+	dev->last_heartbeat = vrnic_reg_read(dev, VRNIC_REG_HEARTBEAT);
+	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
+	queue_delayed_work(system_wq, &dev->watchdog,
+			   msecs_to_jiffies(VRNIC_WATCHDOG_MS));
+	return 0;
+
+err_reset:
+	dev->cmdq.running = false;
+	vrnic_dev_reset(dev);
+err_aeq:
+	vrnic_aeq_destroy(dev);
+err_cmdq:
+	vrnic_cmdq_destroy(dev);
+err_free_irq:
+	free_irq(pci_irq_vector(pdev, 0), dev);
+err_free_vectors:
+	pci_free_irq_vectors(pdev);
+err_clear_master:
+	pci_clear_master(pdev);
+err_unmap:
+	vrnic_unmap_bars(dev);
+	return err;
+}
+
+static void vrnic_remove_dev(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	cancel_delayed_work_sync(&dev->watchdog);
+	vrnic_ceqs_destroy(dev);
+	WRITE_ONCE(dev->cmdq.running, false);
+	/*
+	 * After reset the device no longer touches our rings.  A device that
+	 * has shut down cannot reset, and cannot touch them either.
+	 */
+	if (vrnic_reg_read(dev, VRNIC_REG_STATE) != VRNIC_STATE_GONE)
+		vrnic_dev_reset(dev);
+	free_irq(pci_irq_vector(pdev, 0), dev);
+	vrnic_aeq_destroy(dev);
+	vrnic_cmdq_destroy(dev);
+	pci_free_irq_vectors(pdev);
+	pci_clear_master(pdev);
+	vrnic_unmap_bars(dev);
+}
+
+static const struct ib_device_ops vrnic_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = VRNIC_UVERBS_ABI_VERSION,
+
+	.add_gid = vrnic_add_gid,
+	.alloc_ucontext = vrnic_alloc_ucontext,
+	.dealloc_ucontext = vrnic_dealloc_ucontext,
+	.del_gid = vrnic_del_gid,
+	.device_group = &vrnic_attr_group,
+	.disassociate_ucontext = vrnic_disassociate_ucontext,
+	.get_dev_fw_str = vrnic_get_dev_fw_str,
+	.get_link_layer = vrnic_get_link_layer,
+	.get_port_immutable = vrnic_get_port_immutable,
+	.mmap = vrnic_mmap,
+	.mmap_free = vrnic_mmap_free,
+	.query_device = vrnic_query_device,
+	.query_pkey = vrnic_query_pkey,
+	.query_port = vrnic_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
+};
+
+static int vrnic_ib_register(struct vrnic_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	int err;
+
+	/* The PCI function is the parent: libibverbs matches on it. */
+	ibdev->dev.parent = &dev->pdev->dev;
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	strscpy(ibdev->node_desc, "vrnic virtual RNIC", sizeof(ibdev->node_desc));
+	ibdev->node_guid = cpu_to_be64(dev->attrs.node_guid);
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = dev->num_ceqs;
+	ib_set_device_ops(ibdev, &vrnic_dev_ops);
+
+	err = vrnic_port_init(dev);
+	if (err)
+		return err;
+	err = ib_register_device(ibdev, "vrnic%d", &dev->pdev->dev);
+	if (err) {
+		dev_err(&dev->pdev->dev, "ib_register_device failed: %d\n", err);
+		vrnic_port_uninit(dev);
+		return err;
+	}
+	set_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags);
+	/* GIDs of a netdev that arrived during registration. */
+	queue_work(system_wq, &dev->port_work);
+	return 0;
+}
+
+static void vrnic_ib_unregister(struct vrnic_dev *dev)
+{
+	clear_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags);
+	/* No vector 0 handler may still be dispatching an event. */
+	synchronize_irq(pci_irq_vector(dev->pdev, 0));
+	vrnic_port_uninit(dev);
+	ib_unregister_device(&dev->ibdev);
+}
+
+static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vrnic_dev *dev;
+	int err;
+
+	err = pci_enable_device_mem(pdev);
+	if (err)
+		return err;
+	err = vrnic_check_signature(pdev);
+	if (err)
+		goto err_disable;
+
+	dev = ib_alloc_device(vrnic_dev, ibdev);
+	if (!dev) {
+		err = -ENOMEM;
+		goto err_disable;
+	}
+	dev->pdev = pdev;
+	pci_set_drvdata(pdev, dev);
+
+	err = vrnic_probe_dev(dev);
+	if (err)
+		goto err_dealloc;
+	err = vrnic_ib_register(dev);
+	if (err)
+		goto err_remove_dev;
+
+	dev_info(&pdev->dev,
+		 "%s: vrnic %u.%u, MAC %pM, %u completion vectors%s\n",
+		 dev_name(&dev->ibdev.dev),
+		 (u32)FIELD_GET(VRNIC_VERSION_MAJOR_MASK,
+				vrnic_reg_read(dev, VRNIC_REG_VERSION)),
+		 (u32)FIELD_GET(VRNIC_VERSION_MINOR_MASK,
+				vrnic_reg_read(dev, VRNIC_REG_VERSION)),
+		 dev->attrs.mac, dev->num_ceqs,
+		 dev->user_db ? "" : ", no user doorbells");
+	return 0;
+
+err_remove_dev:
+	vrnic_remove_dev(dev);
+err_dealloc:
+	ib_dealloc_device(&dev->ibdev);
+err_disable:
+	pci_disable_device(pdev);
+	return err;
+}
+
+static void vrnic_remove(struct pci_dev *pdev)
+{
+	struct vrnic_dev *dev = pci_get_drvdata(pdev);
+
+	vrnic_ib_unregister(dev);
+	vrnic_remove_dev(dev);
+	ib_dealloc_device(&dev->ibdev);
+	pci_disable_device(pdev);
+}
+
+static struct pci_driver vrnic_pci_driver = {
+	.name = VRNIC_DRV_NAME,
+	.id_table = vrnic_pci_tbl,
+	.probe = vrnic_probe,
+	.remove = vrnic_remove,
+};
+
+module_pci_driver(vrnic_pci_driver);

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vrnic verbs: device and port queries, GIDs, user contexts and mmap.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "vrnic-abi.h"
+#include "vrnic_verbs.h"
+
+int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+	const struct vrnic_dev_attrs *a = &dev->attrs;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = a->fw_version;
+	attr->sys_image_guid = cpu_to_be64(a->sys_image_guid);
+	attr->max_mr_size = a->max_mr_size;
+	attr->page_size_cap = a->page_size_cap;
+	attr->vendor_id = a->vendor_id;
+	attr->vendor_part_id = a->vendor_part_id;
+	attr->hw_ver = a->hw_version;
+	attr->max_qp = a->max_qp;
+	attr->max_qp_wr = a->max_qp_wr;
+	if (a->dev_caps & VRNIC_DEV_CAP_RC_RNR_NAK_GEN)
+		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	if (a->dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE)
+		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
+				  IB_DEVICE_SYS_IMAGE_GUID;
+	attr->max_send_sge = a->max_send_sge;
+	attr->max_recv_sge = a->max_recv_sge;
+	attr->max_sge_rd = a->max_sge_rd;
+	attr->max_cq = a->max_cq;
+	attr->max_cqe = a->max_cqe;
+	attr->max_mr = a->max_mr;
+	attr->max_pd = a->max_pd;
+	attr->max_qp_rd_atom = a->max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = a->max_qp_init_rd_atom;
+	attr->max_res_rd_atom = min_t(u64, (u64)a->max_qp * a->max_qp_rd_atom,
+				      INT_MAX);
+	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC)
+		attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_srq = a->max_srq;
+	attr->max_srq_wr = a->max_srq_wr;
+	attr->max_srq_sge = a->max_srq_sge;
+	attr->max_ah = a->max_ah;
+	attr->max_mcast_grp = a->max_mcast_grp;
+	attr->max_mcast_qp_attach = a->max_mcast_qp_attach;
+	attr->max_total_mcast_qp_attach =
+		min_t(u64, (u64)a->max_mcast_grp * a->max_mcast_qp_attach,
+		      INT_MAX);
+	attr->max_pkeys = a->max_pkeys;
+	attr->local_ca_ack_delay = a->local_ca_ack_delay;
+	attr->max_fast_reg_page_list_len = a->max_fast_reg_page_list_len;
+	return 0;
+}
+
+int vrnic_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+	struct vrnic_port_attrs pa;
+
+	/* A dead device still answers, with the port down. */
+	if (vrnic_dead(dev) || vrnic_cmd_query_port(dev, &pa)) {
+		pa = dev->port;
+		pa.state = IB_PORT_DOWN;
+		pa.phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->state = pa.state;
+	attr->phys_state = pa.phys_state;
+	attr->max_mtu = pa.max_mtu;
+	attr->active_mtu = pa.active_mtu;
+	attr->phys_mtu = pa.netdev_mtu;
+	attr->gid_tbl_len = pa.gid_tbl_len;
+	attr->pkey_tbl_len = pa.pkey_tbl_len;
+	attr->max_msg_sz = pa.max_msg_sz;
+	attr->active_speed = pa.active_speed;
+	attr->active_width = pa.active_width;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->ip_gids = true;
+	attr->max_vl_num = 1;
+	return 0;
+}
+
+int vrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index != 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+
+	immutable->pkey_tbl_len = dev->port.pkey_tbl_len;
+	immutable->gid_tbl_len = dev->port.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+enum rdma_link_layer vrnic_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+void vrnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	u64 fw = to_vdev(ibdev)->attrs.fw_version;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u",
+		 (u32)(fw >> 48), (u32)(fw >> 32) & 0xffff, (u32)fw);
+}
+
+int vrnic_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct vrnic_dev *dev = to_vdev(attr->device);
+	u8 mac[ETH_ALEN];
+	u16 vlan_id;
+	int err;
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	err = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
+	if (err)
+		return err;
+	return vrnic_cmd_set_gid(dev, attr->index, attr->gid.raw, vlan_id, mac);
+}
+
+int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct vrnic_dev *dev = to_vdev(attr->device);
+
+	if (vrnic_dead(dev))
+		return 0;
+	return vrnic_cmd_clear_gid(dev, attr->index);
+}
+
+static struct rdma_user_mmap_entry *
+vrnic_mmap_entry_insert(struct vrnic_ucontext *uctx, phys_addr_t address,
+			enum vrnic_mmap_type type, u64 *key)
+{
+	struct vrnic_user_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return NULL;
+	entry->address = address;
+	entry->type = type;
+	err = rdma_user_mmap_entry_insert(&uctx->ibucontext, &entry->rdma_entry,
+					  PAGE_SIZE);
+	if (err) {
+		kfree(entry);
+		return NULL;
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
+int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
+{
+	struct vrnic_ucontext *uctx = to_vuctx(ibuctx);
+	struct vrnic_dev *dev = to_vdev(ibuctx->device);
+	struct vrnic_alloc_ucontext_resp resp = {};
+	struct vrnic_alloc_ucontext_req req = {};
+	int err;
+
+	if (vrnic_dead(dev))
+		return -EIO;
+	if (udata->inlen) {
+		err = ib_copy_from_udata(&req, udata,
+					 min(sizeof(req), udata->inlen));
+		if (err)
+			return err;
+		if (req.comp_mask || req.rsvd ||
+		    (udata->inlen > sizeof(req) &&
+		     !ib_is_udata_cleared(udata, sizeof(req),
+					  udata->inlen - sizeof(req))))
+			return -EOPNOTSUPP;
+	}
+
+	uctx->status_entry =
+		vrnic_mmap_entry_insert(uctx,
+					pci_resource_start(dev->pdev, VRNIC_BAR_SHMEM) +
+					VRNIC_BAR2_STATUS_PAGE,
+					VRNIC_MMAP_IO_RO, &resp.status_mmap_key);
+	if (!uctx->status_entry)
+		return -ENOMEM;
+
+	if (dev->user_db) {
+		uctx->db_entry =
+			vrnic_mmap_entry_insert(uctx,
+						pci_resource_start(dev->pdev,
+								   VRNIC_BAR_REGS),
+						VRNIC_MMAP_IO_NC,
+						&resp.db_mmap_key);
+		if (!uctx->db_entry) {
+			err = -ENOMEM;
+			goto err_remove;
+		}
+		resp.flags |= VRNIC_UCTX_F_USER_DB;
+	}
+	resp.db_offset = VRNIC_IVSHMEM_DOORBELL;
+	resp.db_peer = dev->db_peer;
+	resp.max_inline_data = dev->attrs.max_inline_data;
+
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	if (uctx->db_entry)
+		rdma_user_mmap_entry_remove(uctx->db_entry);
+	rdma_user_mmap_entry_remove(uctx->status_entry);
+	return err;
+}
+
+void vrnic_dealloc_ucontext(struct ib_ucontext *ibuctx)
+{
+	struct vrnic_ucontext *uctx = to_vuctx(ibuctx);
+
+	if (uctx->db_entry)
+		rdma_user_mmap_entry_remove(uctx->db_entry);
+	rdma_user_mmap_entry_remove(uctx->status_entry);
+}
+
+/*
+ * The device is going away while the context is open.  ib_core zaps the
+ * context's mappings and destroys its objects itself; nothing in vrnic
+ * outlives that, so there is nothing more to do here.
+ */
+void vrnic_disassociate_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
+int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct vrnic_user_mmap_entry *entry;
+	pgprot_t prot = pgprot_noncached(vma->vm_page_prot);
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(ibuctx, vma);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = to_vmmap(rdma_entry);
+
+	if (entry->type == VRNIC_MMAP_IO_RO) {
+		if (vma->vm_flags & VM_WRITE) {
+			err = -EPERM;
+			goto out;
+		}
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
+				rdma_entry->npages * PAGE_SIZE, prot,
+				rdma_entry);
+out:
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	kfree(to_vmmap(rdma_entry));
+}
+
+static ssize_t hca_type_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", VRNIC_DRV_NAME);
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static ssize_t hw_rev_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct vrnic_dev *dev =
+		rdma_device_to_drv_device(device, struct vrnic_dev, ibdev);
+
+	return sysfs_emit(buf, "%u\n", dev->attrs.hw_version);
+}
+static DEVICE_ATTR_RO(hw_rev);
+
+static ssize_t board_id_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	struct vrnic_dev *dev =
+		rdma_device_to_drv_device(device, struct vrnic_dev, ibdev);
+
+	return sysfs_emit(buf, "VRNIC-%04x-%04x\n", dev->attrs.vendor_id,
+			  dev->attrs.vendor_part_id);
+}
+static DEVICE_ATTR_RO(board_id);
+
+static struct attribute *vrnic_attributes[] = {
+	&dev_attr_hw_rev.attr,
+	&dev_attr_hca_type.attr,
+	&dev_attr_board_id.attr,
+	NULL
+};
+
+const struct attribute_group vrnic_attr_group = {
+	.attrs = vrnic_attributes,
+};
