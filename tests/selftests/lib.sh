@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# KTAP helpers for vrnic's shell selftests (kselftest conventions): source
+# this, call ktap_plan, then one result per test case, then ktap_finish.
+
+ktap_n=0
+ktap_pass=0
+ktap_fail=0
+ktap_skip=0
+
+ktap_plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+# Print diagnostics: every line prefixed with "# ".
+ktap_diag() {
+	local line
+	while IFS= read -r line; do
+		echo "# $line"
+	done <<<"$*"
+}
+
+ktap_ok() {
+	ktap_n=$((ktap_n + 1))
+	ktap_pass=$((ktap_pass + 1))
+	echo "ok $ktap_n $1"
+}
+
+ktap_not_ok() {
+	ktap_n=$((ktap_n + 1))
+	ktap_fail=$((ktap_fail + 1))
+	echo "not ok $ktap_n $1"
+	shift
+	[[ $# -gt 0 ]] && ktap_diag "$*"
+	return 0
+}
+
+ktap_skip() {
+	ktap_n=$((ktap_n + 1))
+	ktap_skip=$((ktap_skip + 1))
+	echo "ok $ktap_n $1 # SKIP $2"
+}
+
+# ktap_check NAME COND_STATUS [DIAGNOSTIC...]: ok when COND_STATUS is 0.
+ktap_check() {
+	local name=$1 status=$2
+	shift 2
+	if [[ $status == 0 ]]; then
+		ktap_ok "$name"
+	else
+		ktap_not_ok "$name" "$@"
+	fi
+}
+
+ktap_finish() {
+	echo "# totals: pass:$ktap_pass fail:$ktap_fail skip:$ktap_skip"
+	[[ $ktap_fail == 0 ]]
+}
+
+# The guest environment that scripts/vm-run provides.
+require_vm() {
+	if [[ -z ${VRNIC_IBDEV:-} || -z ${VRNIC_NETDEV:-} ]]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP not inside a vrnic test VM (run through scripts/vm-run)"
+		exit 4
+	fi
+}
+
+# Kernel messages logged since a mark: mark with dmesg_mark, read with
+# dmesg_since.
+dmesg_mark() { dmesg | wc -l; }
+dmesg_since() { dmesg | tail -n +$(($1 + 1)); }
+
+# Kernel trouble in a dmesg excerpt.
+kernel_trouble() {
+	grep -E 'WARNING: |BUG: |Oops|general protection|kernel BUG|UBSAN|KASAN|still has objects|leak|refcount_t|list_(add|del) corruption|cut here'
+}
+
+# Retry a command until it succeeds: retry TRIES DELAY CMD...
+retry() {
+	local tries=$1 delay=$2 i
+	shift 2
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep "$delay"
+	done
+	return 1
+}

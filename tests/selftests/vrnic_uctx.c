@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * User contexts through libvrnic: opening one maps the device's status
+ * page read-only and its doorbell page (kernel bypass), queries work, and
+ * closing unmaps everything, many times over.
+ *
+ *   vrnic_uctx DEVICE          run the checks, print KTAP
+ *   vrnic_uctx DEVICE --hold   open a context, print "ready", then print
+ *                              async events until the device goes away
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "ktap.h"
+
+struct maps {
+	int ro;		/* shared read-only mappings of a uverbs device */
+	int wo;		/* shared write-only mappings of a uverbs device */
+	int other;	/* any other mapping of a uverbs device */
+};
+
+static struct maps count_uverbs_maps(void)
+{
+	struct maps m = { 0 };
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%*s %7s", perms) != 1)
+			continue;
+		if (!strcmp(perms, "r--s"))
+			m.ro++;
+		else if (!strcmp(perms, "-w-s"))
+			m.wo++;
+		else
+			m.other++;
+	}
+	fclose(f);
+	return m;
+}
+
+static struct ibv_device *find_device(struct ibv_device **list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(ibv_get_device_name(*list), name))
+			return *list;
+	return NULL;
+}
+
+static int hold(struct ibv_device *dev)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	struct ibv_async_event ev;
+
+	if (!ctx) {
+		printf("open failed: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (!ibv_get_async_event(ctx, &ev)) {
+		printf("event %s\n", ev.event_type == IBV_EVENT_DEVICE_FATAL ?
+		       "IBV_EVENT_DEVICE_FATAL" : ibv_event_type_str(ev.event_type));
+		fflush(stdout);
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+			break;
+	}
+	/* Closing a context of a device that is gone must still work. */
+	if (ibv_close_device(ctx)) {
+		printf("close failed: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("closed\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device_attr_ex attr = { 0 };
+	struct ibv_port_attr port;
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_device *dev;
+	struct maps before, open, after;
+	union ibv_gid gid;
+	bool cycles_ok = true;
+	int i, n;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DEVICE [--hold]\n", argv[0]);
+		return 2;
+	}
+	list = ibv_get_device_list(&n);
+	dev = list ? find_device(list, argv[1]) : NULL;
+	if (argc > 2 && !strcmp(argv[2], "--hold")) {
+		int rc = dev ? hold(dev) : 1;
+
+		if (list)
+			ibv_free_device_list(list);
+		return rc;
+	}
+
+	ktap_print_header(9);
+	ktap_result(dev != NULL, "libibverbs lists %s", argv[1]);
+	if (!dev)
+		return ktap_finish();
+
+	before = count_uverbs_maps();
+	ctx = ibv_open_device(dev);
+	ktap_result(ctx != NULL, "ibv_open_device (%s)", ctx ? "ok" : strerror(errno));
+	if (!ctx)
+		return ktap_finish();
+
+	open = count_uverbs_maps();
+	ktap_result(open.ro == before.ro + 1, "status page mapped read-only (%d mappings)",
+		    open.ro - before.ro);
+	ktap_result(open.wo == before.wo + 1, "doorbell page mapped for kernel bypass (%d mappings)",
+		    open.wo - before.wo);
+
+	ktap_result(!ibv_query_device_ex(ctx, NULL, &attr) && attr.orig_attr.max_qp > 0 &&
+		    attr.orig_attr.phys_port_cnt == 1,
+		    "ibv_query_device_ex: max_qp %d, %u port(s)", attr.orig_attr.max_qp,
+		    attr.orig_attr.phys_port_cnt);
+	ktap_result(!ibv_query_port(ctx, 1, &port) && port.state == IBV_PORT_ACTIVE &&
+		    port.link_layer == IBV_LINK_LAYER_ETHERNET,
+		    "ibv_query_port: state %d, link layer %d", port.state, port.link_layer);
+	ktap_result(!ibv_query_gid(ctx, 1, 0, &gid) && gid.raw[0] == 0xfe && gid.raw[1] == 0x80,
+		    "ibv_query_gid: GID 0 is link-local");
+
+	ibv_close_device(ctx);
+	after = count_uverbs_maps();
+	ktap_result(after.ro == before.ro && after.wo == before.wo && after.other == before.other,
+		    "closing unmaps both pages");
+
+	for (i = 0; i < 200 && cycles_ok; i++) {
+		ctx = ibv_open_device(dev);
+		if (!ctx) {
+			ktap_diag("open %d failed: %s", i, strerror(errno));
+			cycles_ok = false;
+			break;
+		}
+		ibv_close_device(ctx);
+	}
+	after = count_uverbs_maps();
+	ktap_result(cycles_ok && after.ro == before.ro && after.wo == before.wo,
+		    "200 open/close cycles leave no mapping behind");
+
+	ibv_free_device_list(list);
+	return ktap_finish();
+}
