@@ -59,8 +59,8 @@ TEST(Port, StateFollowsNetdevAndCable) {
 TEST(Port, ActiveMtuFollowsEthernetMtu) {
   DeviceConfig cfg;
   Port p(cfg);
-  const std::pair<uint32_t, uint8_t> cases[] = {
-      {1500, 3}, {1104, 3}, {1103, 2}, {1000, 2}, {576, 1}, {4176, 5}, {4175, 4}, {9000, 5}};
+  const std::pair<uint32_t, uint8_t> cases[] = {{1500, 3}, {1104, 3}, {1103, 2}, {1000, 2},
+                                                {576, 1},  {4176, 5}, {4175, 4}, {9000, 5}};
   for (auto [eth, ib] : cases) {
     p.set_netdev_mtu(eth);
     EXPECT_EQ(p.active_mtu(), ib) << eth;

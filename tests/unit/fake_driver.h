@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
-#include <cstring>
 
 #include "hw_access.h"
 #include "vrnic-hw.h"
@@ -30,7 +30,10 @@ class FakeDriver {
 
   FakeDriver(std::byte* bar2, std::byte* ram, size_t ram_size, std::function<void()> ring_ctrl,
              std::chrono::milliseconds timeout = std::chrono::milliseconds(2000))
-      : bar2_(bar2), ram_(ram), ram_size_(ram_size), ring_(std::move(ring_ctrl)),
+      : bar2_(bar2),
+        ram_(ram),
+        ram_size_(ram_size),
+        ring_(std::move(ring_ctrl)),
         timeout_(timeout) {}
 
   [[nodiscard]] uint32_t reg(uint32_t off) const { return vrnic::load_acquire32(bar2_ + off); }

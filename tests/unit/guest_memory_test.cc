@@ -44,7 +44,8 @@ class GuestMemoryTest : public ::testing::Test {
   static constexpr uint64_t kHighBase = 4 * kGiB;
 
   GuestMemoryTest()
-      : low_(kLow), high_(kHigh),
+      : low_(kLow),
+        high_(kHigh),
         mem_({{0, kLow, low_.data()}, {kHighBase, kHigh, high_.data()}}) {}
 
   std::vector<std::byte> low_;
@@ -68,11 +69,11 @@ TEST_F(GuestMemoryTest, ZeroLengthNeedsAnAddressInRam) {
 }
 
 TEST_F(GuestMemoryTest, RefusesAnythingOutside) {
-  EXPECT_EQ(mem_.translate(kLow, 1), nullptr);       // first byte after RAM
-  EXPECT_EQ(mem_.translate(kLow - 1, 2), nullptr);   // straddles the end
-  EXPECT_EQ(mem_.translate(0, kLow + 1), nullptr);   // one byte too long
+  EXPECT_EQ(mem_.translate(kLow, 1), nullptr);                     // first byte after RAM
+  EXPECT_EQ(mem_.translate(kLow - 1, 2), nullptr);                 // straddles the end
+  EXPECT_EQ(mem_.translate(0, kLow + 1), nullptr);                 // one byte too long
   EXPECT_EQ(mem_.translate(kLow, kHighBase - kLow + 1), nullptr);  // the hole
-  EXPECT_EQ(mem_.translate(kLow - 8, kHighBase), nullptr);  // across the hole
+  EXPECT_EQ(mem_.translate(kLow - 8, kHighBase), nullptr);         // across the hole
   EXPECT_EQ(mem_.translate(kHighBase - 1, 2), nullptr);
   EXPECT_EQ(mem_.translate(kHighBase + kHigh, 1), nullptr);
 }

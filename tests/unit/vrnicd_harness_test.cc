@@ -45,20 +45,27 @@ class VrnicdHarness : public ::testing::Test {
     const int fd = open(ram_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(ftruncate(fd, kRamSize), 0);
-    ram_ = static_cast<std::byte*>(
-        mmap(nullptr, kRamSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    ram_ =
+        static_cast<std::byte*>(mmap(nullptr, kRamSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     close(fd);
     ASSERT_NE(ram_, MAP_FAILED);
 
     const std::string sock = dir_ + "/ivshmem.sock";
     std::vector<std::string> args = {VRNICD_PATH,
-                                     "--socket", sock,
-                                     "--guest-mem", ram_path_,
-                                     "--vectors", std::to_string(kVectors),
-                                     "--mac", "52:54:00:ab:cd:ef",
-                                     "--limit", "max_qp=77",
-                                     "--info-file", dir_ + "/info",
-                                     "--log-file", dir_ + "/log"};
+                                     "--socket",
+                                     sock,
+                                     "--guest-mem",
+                                     ram_path_,
+                                     "--vectors",
+                                     std::to_string(kVectors),
+                                     "--mac",
+                                     "52:54:00:ab:cd:ef",
+                                     "--limit",
+                                     "max_qp=77",
+                                     "--info-file",
+                                     dir_ + "/info",
+                                     "--log-file",
+                                     dir_ + "/log"};
     std::vector<char*> argv;
     for (auto& a : args) {
       argv.push_back(a.data());

@@ -48,14 +48,11 @@ inline uint32_t load_acquire32(const void* p) noexcept {
 }
 
 inline void store_release32(void* p, uint32_t v) noexcept {
-  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(p))
-      .store(v, std::memory_order_release);
+  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(p)).store(v, std::memory_order_release);
 }
 
 // Ring arithmetic on free-running 32-bit indices.
-constexpr uint32_t ring_used(uint32_t pi, uint32_t ci) noexcept {
-  return pi - ci;
-}
+constexpr uint32_t ring_used(uint32_t pi, uint32_t ci) noexcept { return pi - ci; }
 constexpr uint32_t ring_slot(uint32_t idx, uint32_t log_depth) noexcept {
   return idx & ((1U << log_depth) - 1U);
 }

@@ -144,12 +144,10 @@ struct verbs_context_ops {
   void (*cq_event)(ibv_cq* cq);
   ibv_ah* (*create_ah)(ibv_pd* pd, ibv_ah_attr* attr);
   ibv_counters* (*create_counters)(ibv_context* context, ibv_counters_init_attr* init_attr);
-  ibv_cq* (*create_cq)(ibv_context* context, int cqe, ibv_comp_channel* channel,
-                       int comp_vector);
+  ibv_cq* (*create_cq)(ibv_context* context, int cqe, ibv_comp_channel* channel, int comp_vector);
   ibv_cq_ex* (*create_cq_ex)(ibv_context* context, ibv_cq_init_attr_ex* init_attr);
   ibv_flow* (*create_flow)(ibv_qp* qp, ibv_flow_attr* flow_attr);
-  ibv_flow_action* (*create_flow_action_esp)(ibv_context* context,
-                                             ibv_flow_action_esp_attr* attr);
+  ibv_flow_action* (*create_flow_action_esp)(ibv_context* context, ibv_flow_action_esp_attr* attr);
   ibv_qp* (*create_qp)(ibv_pd* pd, ibv_qp_init_attr* attr);
   ibv_qp* (*create_qp_ex)(ibv_context* context, ibv_qp_init_attr_ex* qp_init_attr_ex);
   ibv_rwq_ind_table* (*create_rwq_ind_table)(ibv_context* context,

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "vrnic.h"
 
@@ -38,7 +39,7 @@ struct QueryPortCmd {
 };
 static_assert(sizeof(QueryPortCmd) == 24);
 
-int unmap_pages(Context* ctx) noexcept {
+void unmap_pages(Context* ctx) noexcept {
   if (ctx->db_page != nullptr) {
     munmap(ctx->db_page, ctx->page_size);
     ctx->db_page = nullptr;
@@ -47,6 +48,62 @@ int unmap_pages(Context* ctx) noexcept {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
     munmap(const_cast<void*>(ctx->status_page), ctx->page_size);
     ctx->status_page = nullptr;
+  }
+}
+
+void destroy_context(Context* ctx) noexcept {
+  unmap_pages(ctx);
+  verbs_uninit_context(&ctx->ibv_ctx);
+  // libibverbs allocated it with calloc().
+  std::free(ctx);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+struct ContextDeleter {
+  void operator()(Context* ctx) const noexcept { destroy_context(ctx); }
+};
+using ContextPtr = std::unique_ptr<Context, ContextDeleter>;
+
+// Get the kernel's context data and map the pages it offers; 0 or an errno.
+int setup_context(Context* ctx, int cmd_fd) noexcept {
+  ctx->page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+
+  GetContextCmd cmd{};
+  GetContextResp resp{};
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast)
+  const int err =
+      ibv_cmd_get_context(&ctx->ibv_ctx, reinterpret_cast<ibv_get_context*>(&cmd), sizeof(cmd),
+                          reinterpret_cast<ib_uverbs_get_context_resp*>(&resp), sizeof(resp));
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  if (err != 0) {
+    debug("get_context failed: %s", std::strerror(err));
+    return err;
+  }
+
+  ctx->flags = resp.drv.flags;
+  ctx->db_offset = resp.drv.db_offset;
+  ctx->db_peer = resp.drv.db_peer;
+  ctx->max_inline_data = resp.drv.max_inline_data;
+  if (ctx->db_offset > ctx->page_size - sizeof(uint32_t) || (ctx->db_offset & 3U) != 0) {
+    debug("kernel gave a bad doorbell offset %u", ctx->db_offset);
+    return EPROTO;
+  }
+
+  void* status = mmap(nullptr, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
+                      static_cast<off_t>(resp.drv.status_mmap_key));
+  if (status == MAP_FAILED) {
+    debug("mapping the status page failed: %s", std::strerror(errno));
+    return errno;
+  }
+  ctx->status_page = status;
+
+  if ((ctx->flags & VRNIC_UCTX_F_USER_DB) != 0) {
+    void* db = mmap(nullptr, ctx->page_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+                    static_cast<off_t>(resp.drv.db_mmap_key));
+    if (db == MAP_FAILED) {
+      debug("mapping the doorbell page failed: %s", std::strerror(errno));
+      return errno;
+    }
+    ctx->db_page = db;
   }
   return 0;
 }
@@ -60,79 +117,26 @@ const verbs_context_ops kContextOps = {
 }  // namespace
 
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* /*private_data*/) noexcept {
-  auto* ctx = static_cast<Context*>(_verbs_init_and_alloc_context(
+  ContextPtr ctx(static_cast<Context*>(_verbs_init_and_alloc_context(
       ibdev, cmd_fd, sizeof(Context),
       // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast,performance-no-int-to-ptr)
-      reinterpret_cast<verbs_context*>(offsetof(Context, ibv_ctx)), 0));
-  if (ctx == nullptr) {
+      reinterpret_cast<verbs_context*>(offsetof(Context, ibv_ctx)), 0)));
+  if (!ctx) {
     return nullptr;
   }
-  ctx->page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-
-  GetContextCmd cmd{};
-  GetContextResp resp{};
-  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast)
-  int err = ibv_cmd_get_context(&ctx->ibv_ctx, reinterpret_cast<ibv_get_context*>(&cmd),
-                                sizeof(cmd),
-                                reinterpret_cast<ib_uverbs_get_context_resp*>(&resp),
-                                sizeof(resp));
-  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  const int err = setup_context(ctx.get(), cmd_fd);
   if (err != 0) {
-    debug("get_context failed: %s", std::strerror(err));
-    goto err_uninit;
+    ctx.reset();
+    errno = err;
+    return nullptr;
   }
-
-  ctx->flags = resp.drv.flags;
-  ctx->db_offset = resp.drv.db_offset;
-  ctx->db_peer = resp.drv.db_peer;
-  ctx->max_inline_data = resp.drv.max_inline_data;
-  if (ctx->db_offset > ctx->page_size - sizeof(uint32_t) || (ctx->db_offset & 3U) != 0) {
-    debug("kernel gave a bad doorbell offset %u", ctx->db_offset);
-    err = EPROTO;
-    goto err_uninit;
-  }
-
-  {
-    void* p = mmap(nullptr, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
-                   static_cast<off_t>(resp.drv.status_mmap_key));
-    if (p == MAP_FAILED) {
-      err = errno;
-      debug("mapping the status page failed: %s", std::strerror(err));
-      goto err_uninit;
-    }
-    ctx->status_page = p;
-  }
-  if ((ctx->flags & VRNIC_UCTX_F_USER_DB) != 0) {
-    void* p = mmap(nullptr, ctx->page_size, PROT_WRITE, MAP_SHARED, cmd_fd,
-                   static_cast<off_t>(resp.drv.db_mmap_key));
-    if (p == MAP_FAILED) {
-      err = errno;
-      debug("mapping the doorbell page failed: %s", std::strerror(err));
-      goto err_unmap;
-    }
-    ctx->db_page = p;
-  }
-
   verbs_set_ops(&ctx->ibv_ctx, &kContextOps);
   debug("context open on %s: user doorbells %s", ibdev->name,
         ctx->db_page != nullptr ? "mapped" : "unavailable");
-  return &ctx->ibv_ctx;
-
-err_unmap:
-  unmap_pages(ctx);
-err_uninit:
-  verbs_uninit_context(&ctx->ibv_ctx);
-  std::free(ctx);
-  errno = err;
-  return nullptr;
+  return &ctx.release()->ibv_ctx;
 }
 
-void free_context(ibv_context* ibctx) noexcept {
-  Context* ctx = to_vctx(ibctx);
-  unmap_pages(ctx);
-  verbs_uninit_context(&ctx->ibv_ctx);
-  std::free(ctx);
-}
+void free_context(ibv_context* ibctx) noexcept { destroy_context(to_vctx(ibctx)); }
 
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size) noexcept {

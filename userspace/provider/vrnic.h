@@ -19,12 +19,12 @@ struct Device {
 // Allocated by libibverbs with calloc(), so plain data only.
 struct Context {
   verbs_context ibv_ctx;
-  void* db_page;           // BAR0 page, or nullptr without user doorbells
-  const void* status_page; // BAR2 status page, read-only
+  void* db_page;            // BAR0 page, or nullptr without user doorbells
+  const void* status_page;  // BAR2 status page, read-only
   size_t page_size;
   uint32_t db_offset;
   uint32_t db_peer;
-  uint32_t flags;          // VRNIC_UCTX_F_*
+  uint32_t flags;  // VRNIC_UCTX_F_*
   uint32_t max_inline_data;
 };
 

@@ -63,8 +63,8 @@ void AdminQueue::configure(std::byte* sq, std::byte* cq, uint32_t log_depth) noe
 void AdminQueue::clear() noexcept { configure(nullptr, nullptr, 0); }
 
 void AdminQueue::write_cqe(uint16_t cookie, const AqResult& r) noexcept {
-  std::byte* slot = cq_ + static_cast<size_t>(vrnic::ring_slot(cq_pi_, log_depth_)) *
-                              sizeof(vrnic_aq_cqe);
+  std::byte* slot =
+      cq_ + static_cast<size_t>(vrnic::ring_slot(cq_pi_, log_depth_)) * sizeof(vrnic_aq_cqe);
   const uint64_t result = vrnic::to_le64(r.result);
   const uint32_t result2 = vrnic::to_le32(r.result2);
   std::memcpy(slot + offsetof(vrnic_aq_cqe, result), &result, sizeof(result));
@@ -78,9 +78,9 @@ void AdminQueue::write_cqe(uint16_t cookie, const AqResult& r) noexcept {
   ++cq_pi_;
 }
 
-AdminQueue::Outcome AdminQueue::process(
-    Bar2& bar, const std::function<AqResult(const vrnic_aq_cmd&)>& exec,
-    uint32_t* completed) {
+AdminQueue::Outcome AdminQueue::process(Bar2& bar,
+                                        const std::function<AqResult(const vrnic_aq_cmd&)>& exec,
+                                        uint32_t* completed) {
   const uint32_t depth = 1U << log_depth_;
   const uint32_t pi = bar.reg(VRNIC_REG_AQ_SQ_PI);
   if (vrnic::ring_used(pi, sq_ci_) > depth) {
@@ -97,8 +97,7 @@ AdminQueue::Outcome AdminQueue::process(
       return Outcome::kCqFull;
     }
     vrnic_aq_cmd cmd{};
-    std::memcpy(&cmd, sq_ + static_cast<size_t>(vrnic::ring_slot(sq_ci_, log_depth_)) *
-                                sizeof(cmd),
+    std::memcpy(&cmd, sq_ + static_cast<size_t>(vrnic::ring_slot(sq_ci_, log_depth_)) * sizeof(cmd),
                 sizeof(cmd));
     const AqResult r = exec(cmd);
     write_cqe(vrnic::le16(cmd.hdr.cookie), r);

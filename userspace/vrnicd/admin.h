@@ -27,9 +27,9 @@ const char* aq_status_name(uint32_t status) noexcept;
 class AdminQueue {
  public:
   enum class Outcome : uint8_t {
-    kIdle,      // nothing (more) to do
-    kCqFull,    // stopped: the driver has not consumed the admin CQ
-    kOverrun,   // the driver's indices are inconsistent
+    kIdle,     // nothing (more) to do
+    kCqFull,   // stopped: the driver has not consumed the admin CQ
+    kOverrun,  // the driver's indices are inconsistent
   };
 
   // sq and cq are validated host addresses of the two rings in guest memory.

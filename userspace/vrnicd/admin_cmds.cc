@@ -29,8 +29,8 @@ bool flags_ok(const vrnic_aq_cmd& cmd, uint32_t allowed) {
 AqResult Device::execute_st(const vrnic_aq_cmd& cmd) {
   using Handler = AqResult (Device::*)(const vrnic_aq_cmd&);
   static constexpr std::array<Handler, VRNIC_AQ_OP_MAX> kHandlers = {
-      &Device::cmd_nop,        &Device::cmd_query_device, &Device::cmd_query_port,
-      &Device::cmd_modify_port, &Device::cmd_set_gid,     &Device::cmd_create_eq,
+      &Device::cmd_nop,         &Device::cmd_query_device, &Device::cmd_query_port,
+      &Device::cmd_modify_port, &Device::cmd_set_gid,      &Device::cmd_create_eq,
       &Device::cmd_destroy_eq,
   };
   const uint32_t op = vrnic::le16(cmd.hdr.opcode);
@@ -104,8 +104,8 @@ AqResult Device::cmd_query_port(const vrnic_aq_cmd& cmd) {
 AqResult Device::cmd_modify_port(const vrnic_aq_cmd& cmd) {
   const vrnic_aq_modify_port& c = cmd.modify_port;
   const uint32_t flags = vrnic::le32(c.hdr.flags);
-  constexpr uint32_t kAllowed = VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU |
-                                VRNIC_AQ_MODIFY_PORT_F_MAC;
+  constexpr uint32_t kAllowed =
+      VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU | VRNIC_AQ_MODIFY_PORT_F_MAC;
   if (!flags_ok(cmd, kAllowed) || vrnic::le32(c.port) != 1) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
@@ -115,8 +115,7 @@ AqResult Device::cmd_modify_port(const vrnic_aq_cmd& cmd) {
       (nstate & ~(VRNIC_NETDEV_STATE_UP | VRNIC_NETDEV_STATE_CARRIER)) != 0) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
-  if ((flags & VRNIC_AQ_MODIFY_PORT_F_MTU) != 0 &&
-      (mtu < Port::kMinMtu || mtu > Port::kMaxMtu)) {
+  if ((flags & VRNIC_AQ_MODIFY_PORT_F_MTU) != 0 && (mtu < Port::kMinMtu || mtu > Port::kMaxMtu)) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
   if ((flags & VRNIC_AQ_MODIFY_PORT_F_NETDEV) != 0) {

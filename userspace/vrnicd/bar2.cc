@@ -49,8 +49,6 @@ void Bar2::set_status(uint32_t off, uint32_t value) noexcept {
   vrnic::store_release32(data() + VRNIC_BAR2_STATUS_PAGE + off, value);
 }
 
-void Bar2::clear() noexcept {
-  std::memset(data(), 0, 2 * VRNIC_BAR2_PAGE_SIZE);
-}
+void Bar2::clear() noexcept { std::memset(data(), 0, size_t{2} * VRNIC_BAR2_PAGE_SIZE); }
 
 }  // namespace vrnicd

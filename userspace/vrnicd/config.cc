@@ -35,15 +35,15 @@ std::optional<MacAddr> parse_mac(std::string_view s) {
 
 std::string format_mac(const MacAddr& mac) {
   std::array<char, 18> buf{};
-  std::snprintf(buf.data(), buf.size(), "%02x:%02x:%02x:%02x:%02x:%02x",
-                mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+  std::snprintf(buf.data(), buf.size(), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+                mac[3], mac[4], mac[5]);
   return buf.data();
 }
 
 uint64_t mac_to_guid(const MacAddr& mac) {
   // Modified EUI-64: flip the universal/local bit and insert ff:fe.
-  const std::array<uint8_t, 8> eui{static_cast<uint8_t>(mac[0] ^ 2U), mac[1],
-                                   mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+  const std::array<uint8_t, 8> eui{
+      static_cast<uint8_t>(mac[0] ^ 2U), mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
   uint64_t guid = 0;
   for (uint8_t b : eui) {
     guid = (guid << 8) | b;

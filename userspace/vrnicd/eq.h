@@ -15,8 +15,8 @@ class EventQueue {
  public:
   // ring and dbrec are validated host addresses in guest memory; dbrec is
   // nullptr for the async EQ.
-  EventQueue(uint32_t eqn, std::byte* ring, uint32_t log_depth,
-             uint32_t vector, std::byte* dbrec) noexcept;
+  EventQueue(uint32_t eqn, std::byte* ring, uint32_t log_depth, uint32_t vector,
+             std::byte* dbrec) noexcept;
 
   [[nodiscard]] uint32_t eqn() const noexcept { return eqn_; }
   [[nodiscard]] uint32_t vector() const noexcept { return vector_; }
@@ -28,8 +28,7 @@ class EventQueue {
 
   // Write an entry unless the ring is full as seen from consumer index ci.
   // A ci that is not within the ring's last depth entries counts as full.
-  bool post(uint32_t ci, uint8_t type, uint32_t d0, uint32_t d1,
-            uint32_t d2) noexcept;
+  bool post(uint32_t ci, uint8_t type, uint32_t d0, uint32_t d1, uint32_t d2) noexcept;
 
   // True when the EQ holds entries the driver has not consumed.
   [[nodiscard]] bool pending(uint32_t ci) const noexcept { return pi_ != ci; }

@@ -74,8 +74,8 @@ bool EventLoop::run_once(int timeout_ms) {
     return false;
   }
   std::array<epoll_event, 32> events{};
-  const int n = ::epoll_wait(epfd_.get(), events.data(),
-                             static_cast<int>(events.size()), timeout_ms);
+  const int n =
+      ::epoll_wait(epfd_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
   if (n < 0) {
     if (errno != EINTR) {
       LOG_ERR("epoll_wait: %s", std::strerror(errno));

@@ -19,8 +19,7 @@ constexpr uint64_t kHighRamBase = 4 * kGiB;
 
 }  // namespace
 
-GuestMemory::GuestMemory(std::vector<Region> regions)
-    : regions_(std::move(regions)) {
+GuestMemory::GuestMemory(std::vector<Region> regions) : regions_(std::move(regions)) {
   for (const Region& r : regions_) {
     ram_size_ += r.size;
   }
@@ -30,12 +29,10 @@ std::vector<GuestMemory::Layout> GuestMemory::q35_layout(uint64_t ram_size) {
   if (ram_size < kQ35LowmemLimit) {
     return {{0, 0, ram_size}};
   }
-  return {{0, 0, kQ35Lowmem},
-          {kHighRamBase, kQ35Lowmem, ram_size - kQ35Lowmem}};
+  return {{0, 0, kQ35Lowmem}, {kHighRamBase, kQ35Lowmem, ram_size - kQ35Lowmem}};
 }
 
-std::optional<GuestMemory> GuestMemory::map_file(const std::string& path,
-                                                 uint64_t ram_size,
+std::optional<GuestMemory> GuestMemory::map_file(const std::string& path, uint64_t ram_size,
                                                  std::string* err) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd) {

@@ -40,8 +40,7 @@ class GuestMemory {
   static std::vector<Layout> q35_layout(uint64_t ram_size);
 
   // Map a memory-backend-file of ram_size bytes with the q35 layout.
-  static std::optional<GuestMemory> map_file(const std::string& path,
-                                             uint64_t ram_size,
+  static std::optional<GuestMemory> map_file(const std::string& path, uint64_t ram_size,
                                              std::string* err);
 
   // Host address of [gpa, gpa + len), or nullptr when any byte of it is
@@ -54,9 +53,7 @@ class GuestMemory {
   bool write(uint64_t gpa, const void* src, size_t len) const noexcept;
 
   [[nodiscard]] uint64_t ram_size() const noexcept { return ram_size_; }
-  [[nodiscard]] const std::vector<Region>& regions() const noexcept {
-    return regions_;
-  }
+  [[nodiscard]] const std::vector<Region>& regions() const noexcept { return regions_; }
 
  private:
   Mapping mapping_;

@@ -29,8 +29,8 @@ std::string info_text(const Device& dev) {
   add("fw_ver", "%s", fwbuf.data());
   const uint64_t g = vrnic::le64(a.node_guid);
   std::array<char, 32> gbuf{};
-  std::snprintf(gbuf.data(), gbuf.size(), "%04x:%04x:%04x:%04x",
-                static_cast<unsigned>(g >> 48), static_cast<unsigned>((g >> 32) & 0xffff),
+  std::snprintf(gbuf.data(), gbuf.size(), "%04x:%04x:%04x:%04x", static_cast<unsigned>(g >> 48),
+                static_cast<unsigned>((g >> 32) & 0xffff),
                 static_cast<unsigned>((g >> 16) & 0xffff), static_cast<unsigned>(g & 0xffff));
   add("node_guid", "%s", gbuf.data());
   add("sys_image_guid", "%s", gbuf.data());

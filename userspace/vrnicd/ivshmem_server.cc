@@ -17,8 +17,11 @@ namespace vrnicd {
 
 IvshmemServer::IvshmemServer(EventLoop& loop, int shm_fd, uint32_t num_vectors,
                              uint32_t num_channels, Callbacks cb)
-    : loop_(loop), shm_fd_(shm_fd), num_vectors_(num_vectors),
-      num_channels_(num_channels), cb_(std::move(cb)) {}
+    : loop_(loop),
+      shm_fd_(shm_fd),
+      num_vectors_(num_vectors),
+      num_channels_(num_channels),
+      cb_(std::move(cb)) {}
 
 IvshmemServer::~IvshmemServer() {
   drop_client();
@@ -92,8 +95,7 @@ bool IvshmemServer::handshake() {
       }
     }
   }
-  if (!send_msg(kProtocolVersion, -1) || !send_msg(kGuestPeerId, -1) ||
-      !send_msg(-1, shm_fd_)) {
+  if (!send_msg(kProtocolVersion, -1) || !send_msg(kGuestPeerId, -1) || !send_msg(-1, shm_fd_)) {
     return false;
   }
   for (const UniqueFd& fd : doorbells_) {

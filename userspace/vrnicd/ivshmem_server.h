@@ -31,8 +31,8 @@ class IvshmemServer final : public IrqSink {
     std::function<void(uint32_t channel)> on_doorbell;
   };
 
-  IvshmemServer(EventLoop& loop, int shm_fd, uint32_t num_vectors,
-                uint32_t num_channels, Callbacks cb);
+  IvshmemServer(EventLoop& loop, int shm_fd, uint32_t num_vectors, uint32_t num_channels,
+                Callbacks cb);
   ~IvshmemServer() override;
   IvshmemServer(const IvshmemServer&) = delete;
   IvshmemServer& operator=(const IvshmemServer&) = delete;

@@ -42,8 +42,8 @@ void vlog(LogLevel level, const char* fmt, va_list ap) {
   localtime_r(&ts.tv_sec, &tm);
   std::array<char, 16> tbuf{};
   std::strftime(tbuf.data(), tbuf.size(), "%H:%M:%S", &tm);
-  std::fprintf(out, "%s.%03ld %s %s: ", tbuf.data(), ts.tv_nsec / 1000000,
-               g_tag.data(), level_name(level));
+  std::fprintf(out, "%s.%03ld %s %s: ", tbuf.data(), ts.tv_nsec / 1000000, g_tag.data(),
+               level_name(level));
   std::vfprintf(out, fmt, ap);
   std::fputc('\n', out);
   std::fflush(out);
@@ -54,9 +54,7 @@ void vlog(LogLevel level, const char* fmt, va_list ap) {
 void log_set_level(LogLevel level) noexcept { g_level = level; }
 LogLevel log_level() noexcept { return g_level; }
 
-void log_set_tag(const char* tag) noexcept {
-  std::snprintf(g_tag.data(), g_tag.size(), "%s", tag);
-}
+void log_set_tag(const char* tag) noexcept { std::snprintf(g_tag.data(), g_tag.size(), "%s", tag); }
 
 bool log_open_file(const char* path) noexcept {
   std::FILE* f = std::fopen(path, "a");
@@ -84,8 +82,7 @@ void log_guest_error(const char* fmt, ...) noexcept {
   auto now = std::chrono::steady_clock::now();
   if (now - g_guest_window_start > kGuestWindow) {
     if (g_guest_suppressed > 0) {
-      log_msg(LogLevel::kWarn, "guest error: %d more suppressed",
-              g_guest_suppressed);
+      log_msg(LogLevel::kWarn, "guest error: %d more suppressed", g_guest_suppressed);
     }
     g_guest_window_start = now;
     g_guest_count = 0;

@@ -16,13 +16,11 @@ LogLevel log_level() noexcept;
 void log_set_tag(const char* tag) noexcept;
 bool log_open_file(const char* path) noexcept;
 
-void log_msg(LogLevel level, const char* fmt, ...) noexcept
-    __attribute__((format(printf, 2, 3)));
+void log_msg(LogLevel level, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 
 // A guest-caused error: logged at warning level but rate limited, so a
 // hostile guest cannot flood the log.
-void log_guest_error(const char* fmt, ...) noexcept
-    __attribute__((format(printf, 1, 2)));
+void log_guest_error(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
 
 }  // namespace vrnicd
 

@@ -312,8 +312,8 @@ int run(const Options& o) {
 
   LOG_INFO("vrnic device ready: socket %s, guest RAM %s (%llu MiB), MAC %s, %u vectors",
            o.socket_path.c_str(), o.guest_mem_path.c_str(),
-           static_cast<unsigned long long>(mem->ram_size() >> 20),
-           format_mac(o.dev.mac).c_str(), o.dev.num_vectors);
+           static_cast<unsigned long long>(mem->ram_size() >> 20), format_mac(o.dev.mac).c_str(),
+           o.dev.num_vectors);
   loop.run();
 
   LOG_INFO("exiting on %s", exit_signal != 0 ? strsignal(exit_signal) : "error");

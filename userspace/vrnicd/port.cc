@@ -8,8 +8,7 @@
 namespace vrnicd {
 
 Port::Port(const DeviceConfig& cfg)
-    : cfg_(cfg), cable_up_(cfg.cable_up), mac_(cfg.mac),
-      gids_(cfg.limits.gid_tbl_len) {
+    : cfg_(cfg), cable_up_(cfg.cable_up), mac_(cfg.mac), gids_(cfg.limits.gid_tbl_len) {
   update_state();
 }
 
@@ -30,8 +29,7 @@ bool Port::update_state() noexcept {
   } else if (!cable_up_ || (netdev_state_ & VRNIC_NETDEV_STATE_CARRIER) == 0) {
     phys = VRNIC_PORT_PHYS_POLLING;
   }
-  const uint8_t state =
-      phys == VRNIC_PORT_PHYS_LINK_UP ? VRNIC_PORT_ACTIVE : VRNIC_PORT_DOWN;
+  const uint8_t state = phys == VRNIC_PORT_PHYS_LINK_UP ? VRNIC_PORT_ACTIVE : VRNIC_PORT_DOWN;
   const bool changed = state != state_ || phys != phys_state_;
   if (state != state_) {
     ++link_changes_;
