@@ -14,6 +14,26 @@
 
 namespace vrnicd {
 
+std::optional<size_t> parse_stream_frames(
+    std::span<const std::byte> buf,
+    const std::function<void(std::span<const std::byte>)>& on_frame) {
+  size_t off = 0;
+  while (buf.size() - off >= 4) {
+    uint32_t be_len = 0;
+    std::memcpy(&be_len, buf.data() + off, 4);
+    const uint32_t len = ntohl(be_len);
+    if (len == 0 || len > StreamLink::kMaxFrame) {
+      return std::nullopt;
+    }
+    if (buf.size() - off - 4 < len) {
+      break;
+    }
+    on_frame(buf.subspan(off + 4, len));
+    off += 4 + len;
+  }
+  return off;
+}
+
 StreamLink::StreamLink(EventLoop& loop, std::string name, RxHandler rx)
     : loop_(loop), name_(std::move(name)), rx_(std::move(rx)) {}
 
@@ -88,27 +108,23 @@ void StreamLink::on_readable() {
     return;
   }
   buf_.insert(buf_.end(), chunk, chunk + n);
-  size_t off = 0;
-  while (buf_.size() - off >= 4) {
-    uint32_t be_len = 0;
-    std::memcpy(&be_len, buf_.data() + off, 4);
-    const uint32_t len = ntohl(be_len);
-    if (len == 0 || len > kMaxFrame) {
-      log_guest_error("%s: bad frame length %u", name_.c_str(), len);
-      drop_conn("protocol error");
-      return;
+  bool alive = true;
+  const auto consumed = parse_stream_frames(buf_, [&](std::span<const std::byte> frame) {
+    if (alive) {
+      ++rx_frames;
+      rx_(frame);
+      alive = conn_.valid();  // the handler may drop the link
     }
-    if (buf_.size() - off - 4 < len) {
-      break;
-    }
-    ++rx_frames;
-    rx_(std::span<const std::byte>(buf_.data() + off + 4, len));
-    off += 4 + len;
-    if (!conn_) {
-      return;  // the handler dropped the link
-    }
+  });
+  if (!alive) {
+    return;
   }
-  buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(off));
+  if (!consumed) {
+    log_guest_error("%s: bad frame length", name_.c_str());
+    drop_conn("protocol error");
+    return;
+  }
+  buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(*consumed));
 }
 
 bool StreamLink::send(std::span<const std::byte> frame) {

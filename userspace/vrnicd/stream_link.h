@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,13 @@
 #include "fd.h"
 
 namespace vrnicd {
+
+// Split a QEMU stream into frames: calls on_frame for each complete frame
+// at the start of buf and returns the bytes consumed, or nullopt when the
+// stream carries a length QEMU would never send.
+std::optional<size_t> parse_stream_frames(
+    std::span<const std::byte> buf,
+    const std::function<void(std::span<const std::byte>)>& on_frame);
 
 class StreamLink {
  public:
