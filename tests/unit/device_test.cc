@@ -22,7 +22,9 @@ using vrnic_test::make_cmd;
 class RecordingIrq final : public vrnicd::IrqSink {
  public:
   void raise(uint32_t vector) noexcept override { raised.push_back(vector); }
-  size_t count(uint32_t v) const { return static_cast<size_t>(std::count(raised.begin(), raised.end(), v)); }
+  size_t count(uint32_t v) const {
+    return static_cast<size_t>(std::count(raised.begin(), raised.end(), v));
+  }
   std::vector<uint32_t> raised;
 };
 
@@ -35,8 +37,9 @@ class DeviceTest : public ::testing::Test {
         mem_({{0, kRamSize, ram_.data()}}),
         bar_(make_bar()),
         dev_(cfg_, *bar_, mem_, irq_),
-        drv_(bar_->data(), ram_.data(), kRamSize, [this] { dev_.on_ctrl_doorbell_st(); },
-             std::chrono::milliseconds(0)) {
+        drv_(
+            bar_->data(), ram_.data(), kRamSize, [this] { dev_.on_ctrl_doorbell_st(); },
+            std::chrono::milliseconds(0)) {
     dev_.init_registers_st();
   }
 
@@ -86,6 +89,9 @@ TEST_F(DeviceTest, PublishesIdentity) {
   EXPECT_EQ(drv_.reg(VRNIC_REG_NUM_VECTORS), cfg_.num_vectors);
   EXPECT_NE(drv_.reg(VRNIC_REG_CAPS_LO) & VRNIC_CAP_ROCE_V2, 0U);
   EXPECT_EQ(drv_.reg(VRNIC_REG_DB_PEER), vrnicd::kDevicePeerId);
+  EXPECT_EQ(bar_->status(VRNIC_STATUS_DB_PEER), vrnicd::kDevicePeerId);
+  // Nothing to poll yet: the engine says it is asleep, so producers ring.
+  EXPECT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 1U);
 }
 
 TEST_F(DeviceTest, EnableAndQueryDevice) {
@@ -214,8 +220,8 @@ TEST_F(DeviceTest, QueryPortAndPortEvents) {
   EXPECT_EQ(pa.state, VRNIC_PORT_DOWN);  // the netdev state is not known yet
   EXPECT_EQ(pa.phys_state, VRNIC_PORT_PHYS_DISABLED);
 
-  auto m = make_cmd(VRNIC_AQ_OP_MODIFY_PORT,
-                    VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU);
+  auto m =
+      make_cmd(VRNIC_AQ_OP_MODIFY_PORT, VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU);
   m.modify_port.port = 1;
   m.modify_port.netdev_state = VRNIC_NETDEV_STATE_UP | VRNIC_NETDEV_STATE_CARRIER;
   m.modify_port.netdev_mtu = 1500;
@@ -349,10 +355,10 @@ TEST_F(DeviceTest, EventQueueCreateNopInterruptAndArming) {
   EXPECT_EQ(ev->data[0], 1U);
 
   ASSERT_EQ(drv_.exec_status([] {
-              auto c = make_cmd(VRNIC_AQ_OP_DESTROY_EQ);
-              c.destroy_eq.eqn = 1;
-              return c;
-            }()),
+    auto c = make_cmd(VRNIC_AQ_OP_DESTROY_EQ);
+    c.destroy_eq.eqn = 1;
+    return c;
+  }()),
             VRNIC_AQ_STATUS_OK);
   EXPECT_EQ(dev_.eq(1), nullptr);
   EXPECT_EQ(drv_.exec_status(nop_event(1, 1)), VRNIC_AQ_STATUS_NOT_FOUND);

@@ -14,8 +14,7 @@ namespace vrnicd {
 namespace {
 
 uint64_t reg64(const Bar2& bar, uint32_t lo) {
-  return static_cast<uint64_t>(bar.reg(lo)) |
-         (static_cast<uint64_t>(bar.reg(lo + 4)) << 32);
+  return static_cast<uint64_t>(bar.reg(lo)) | (static_cast<uint64_t>(bar.reg(lo + 4)) << 32);
 }
 
 const char* state_name(uint32_t s) {
@@ -44,8 +43,7 @@ void Device::init_registers_st() {
   bar_.set_reg(VRNIC_REG_VERSION,
                vrnic::field_prep<VRNIC_VERSION_MAJOR_MASK>(VRNIC_VERSION_MAJOR) |
                    vrnic::field_prep<VRNIC_VERSION_MINOR_MASK>(VRNIC_VERSION_MINOR));
-  bar_.set_reg(VRNIC_REG_CAPS_LO,
-               VRNIC_CAP_ROCE_V2 | VRNIC_CAP_DB_SUPPRESS | VRNIC_CAP_HEARTBEAT);
+  bar_.set_reg(VRNIC_REG_CAPS_LO, VRNIC_CAP_ROCE_V2 | VRNIC_CAP_DB_SUPPRESS | VRNIC_CAP_HEARTBEAT);
   bar_.set_reg(VRNIC_REG_CAPS_HI, 0);
   bar_.set_reg(VRNIC_REG_DB_PEER, kDevicePeerId);
   bar_.set_reg(VRNIC_REG_NUM_VECTORS, cfg_.num_vectors);
@@ -56,6 +54,8 @@ void Device::init_registers_st() {
                    vrnic::field_prep<VRNIC_QUEUE_LIMITS_MIN_MASK>(kMinLogDepth));
   bar_.set_reg(VRNIC_REG_HEARTBEAT_MS, cfg_.heartbeat_ms);
   bar_.set_status(VRNIC_STATUS_DB_PEER, kDevicePeerId);
+  // No data queue is active, so the engine is asleep: producers must ring.
+  bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 1);
   reset_st();
 }
 
@@ -124,8 +124,7 @@ void Device::enable_st() {
   aeq_ = std::make_unique<EventQueue>(0, aeq_host, aeq_log, 0, nullptr);
   state_ = VRNIC_STATE_READY;
   bar_.set_reg(VRNIC_REG_STATE, VRNIC_STATE_READY);
-  LOG_INFO("device enabled: admin queue depth %u, async EQ depth %u", 1U << aq_log,
-           1U << aeq_log);
+  LOG_INFO("device enabled: admin queue depth %u, async EQ depth %u", 1U << aq_log, 1U << aeq_log);
 }
 
 void Device::on_ctrl_doorbell_st() {
@@ -161,13 +160,9 @@ void Device::on_ctrl_doorbell_st() {
   }
 }
 
-void Device::on_heartbeat_st() {
-  bar_.set_reg(VRNIC_REG_HEARTBEAT, ++heartbeat_);
-}
+void Device::on_heartbeat_st() { bar_.set_reg(VRNIC_REG_HEARTBEAT, ++heartbeat_); }
 
-void Device::on_disconnect_st() {
-  init_registers_st();
-}
+void Device::on_disconnect_st() { init_registers_st(); }
 
 void Device::shutdown_st() {
   state_ = VRNIC_STATE_GONE;
@@ -266,8 +261,8 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.vendor_part_id = vrnic::to_le32(cfg_.vendor_part_id);
   a.hw_version = vrnic::to_le32(cfg_.hw_version);
   a.dev_caps = vrnic::to_le32(VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD |
-                              VRNIC_DEV_CAP_SRQ | VRNIC_DEV_CAP_ATOMIC |
-                              VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_RC_RNR_NAK_GEN);
+                              VRNIC_DEV_CAP_SRQ | VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_SRQ_RESIZE |
+                              VRNIC_DEV_CAP_RC_RNR_NAK_GEN);
   a.max_qp = vrnic::to_le32(l.max_qp);
   a.max_qp_wr = vrnic::to_le32(l.max_qp_wr);
   a.max_send_sge = vrnic::to_le32(l.max_send_sge);
