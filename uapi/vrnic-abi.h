@@ -23,6 +23,7 @@ struct vrnic_alloc_ucontext_req {
 	__u32 comp_mask;	/* must be 0 */
 	__u32 rsvd;
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_alloc_ucontext_req, 8);
 
 /* The doorbell page could be mapped: db_mmap_key is valid. */
@@ -40,6 +41,7 @@ struct vrnic_alloc_ucontext_resp {
 	__u32 max_inline_data;
 	__u32 rsvd;
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_alloc_ucontext_resp, 40);
 
 #endif /* VRNIC_ABI_H */

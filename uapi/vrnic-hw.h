@@ -27,13 +27,13 @@
 #define VRNIC_GENMASK(h, l)	((~0U >> (31 - (h))) & (~0U << (l)))
 #define VRNIC_GENMASK_ULL(h, l)	((~0ULL >> (63 - (h))) & (~0ULL << (l)))
 
-#ifdef __cplusplus
+#if defined(__KERNEL__)
+#include <linux/build_bug.h>
+#elif !defined(__cplusplus)
+#include <assert.h>
+#endif
 #define VRNIC_ASSERT_SIZE(type, size) \
 	static_assert(sizeof(type) == (size), "size of " #type)
-#else
-#define VRNIC_ASSERT_SIZE(type, size) \
-	_Static_assert(sizeof(type) == (size), "size of " #type)
-#endif
 
 /* ------------------------------------------------------------------------
  * PCI identity.  vrnic is a QEMU ivshmem-doorbell function; the vrnic
@@ -204,6 +204,7 @@ struct vrnic_aq_hdr {
 	__le16 cookie;		/* echoed in the completion */
 	__le32 flags;		/* opcode specific */
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_aq_hdr, 8);
 
 /* A response buffer in guest memory for commands that return data. */
@@ -212,6 +213,7 @@ struct vrnic_aq_resp_buf {
 	__le32 len;		/* bytes available at addr */
 	__le32 rsvd;
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_aq_resp_buf, 16);
 
 /* NOP: completes with OK; with VRNIC_AQ_NOP_F_EVENT it also posts a
@@ -311,6 +313,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_destroy_eq destroy_eq;
 	__u8 raw[VRNIC_AQ_CMD_SIZE];
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_aq_nop, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_device, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_port, VRNIC_AQ_CMD_SIZE);
@@ -329,6 +332,7 @@ struct vrnic_aq_cqe {
 	__le32 result2;		/* opcode specific */
 	__le32 info;		/* VRNIC_AQ_CQE_*_MASK */
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 
 /* ------------------------------------------------------------------------
@@ -379,6 +383,7 @@ struct vrnic_device_attr {
 	__u8 rsvd0[2];
 	__le32 rsvd[25];
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_device_attr, 256);
 
 /* Port states use the IB encoding so that they pass through unchanged. */
@@ -411,6 +416,7 @@ struct vrnic_port_attr {
 	__le32 link_changes;	/* link state transitions since reset */
 	__le32 rsvd[9];
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_port_attr, 64);
 
 /* ------------------------------------------------------------------------
@@ -434,6 +440,7 @@ struct vrnic_eqe {
 	__le32 data[3];
 	__le32 info;		/* VRNIC_EQE_*_MASK */
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_eqe, 16);
 
 /*
@@ -446,6 +453,7 @@ struct vrnic_eq_dbrec {
 	__le32 ci;
 	__le32 arm_sn;
 };
+
 VRNIC_ASSERT_SIZE(struct vrnic_eq_dbrec, 8);
 
 #endif /* VRNIC_HW_H */

@@ -260,6 +260,7 @@ static int vrnic_ceq_setup(struct vrnic_dev *dev, struct vrnic_eq *eq, u32 idx)
 
 	/* Armed from the start. */
 	WRITE_ONCE(eq->dbrec->arm_sn, cpu_to_le32(++eq->arm_sn));
+	/* Publish the arm before the device posts the test event. */
 	mb();
 
 	err = vrnic_eq_test_irq(dev, eq);

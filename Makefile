@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# vrnic top-level build.  Kbuild builds vrnic.ko; CMake builds vrnicd,
+# libvrnic and the tests.
+#
+#   make            build everything
+#   make check      install what is missing, build, lint, run every test
+#   make demo       install what is missing, build, boot a VM and show vrnic
+#   make shell      a root shell in a test VM with vrnic ready
+#   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
+#   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300)
+#   make install    install the module (+ DKMS source), provider and vrnicd
+#   make setup      install build and test dependencies with apt
+
+VERSION := 0.1.0
+KVER ?= $(shell scripts/kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD ?= $(CURDIR)/build
+CC_USER ?= clang
+CXX_USER ?= clang++
+FUZZ_SECONDS ?= 300
+
+PREFIX ?= /usr/local
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+VERBS_PROVIDER_DIR ?= /usr/lib/$(MULTIARCH)/libibverbs
+DKMS_SRC := /usr/src/vrnic-$(VERSION)
+
+export VRNIC_BUILD := $(BUILD)
+
+.PHONY: all module userspace setup check demo shell lint fuzz install clean
+
+all: module userspace
+
+module:
+	@test -d "$(KDIR)" || { echo "No kernel headers in $(KDIR); run 'make setup'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
+		-DCMAKE_CXX_COMPILER=$(CXX_USER)
+
+userspace: $(BUILD)/build.ninja
+	cmake --build $(BUILD)
+
+setup:
+	scripts/setup
+
+check: setup
+	$(MAKE) all
+	scripts/check
+
+demo: setup
+	$(MAKE) all
+	scripts/demo
+
+shell: all
+	scripts/vm-run
+
+lint: all
+	scripts/lint
+
+fuzz: userspace
+	scripts/fuzz $(FUZZ_SECONDS)
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates/vrnic modules_install
+	install -D -m 644 $(BUILD)/userspace/provider/libvrnic-rdmav34.so \
+		$(DESTDIR)$(VERBS_PROVIDER_DIR)/libvrnic-rdmav34.so
+	install -D -m 644 userspace/provider/vrnic.driver \
+		$(DESTDIR)/etc/libibverbs.d/vrnic.driver
+	install -D -m 755 $(BUILD)/userspace/vrnicd/vrnicd $(DESTDIR)$(PREFIX)/bin/vrnicd
+	install -D -m 644 dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
+	install -D -m 644 Kbuild $(DESTDIR)$(DKMS_SRC)/Kbuild
+	install -D -m 644 -t $(DESTDIR)$(DKMS_SRC)/drivers/vrnic drivers/vrnic/Kbuild \
+		drivers/vrnic/*.c drivers/vrnic/*.h
+	install -D -m 644 -t $(DESTDIR)$(DKMS_SRC)/uapi uapi/*.h
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then \
+		dkms status vrnic/$(VERSION) | grep -q . || dkms add vrnic/$(VERSION); \
+	fi
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean || true
+	rm -rf $(BUILD)
