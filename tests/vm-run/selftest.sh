@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Tests of scripts/vm-run itself, run on the host (each case boots a VM):
+# exit status propagation, detection of kernel warnings and hangs, Ctrl-C,
+# and that nothing is left behind after any of them.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+source tests/selftests/lib.sh
+
+ktap_plan 8
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Processes, sockets and RAM files of earlier runs that should be gone.
+leftovers() {
+	pgrep -f "qemu-system-x86_64.*vmrun=$PWD/" >/dev/null && echo "qemu still running"
+	pgrep -f "$VRNIC_BUILD/userspace/vrnicd/vrnicd" >/dev/null && echo "vrnicd still running"
+	compgen -G "/dev/shm/vrnic-vm-*" >/dev/null && echo "RAM files left: $(ls /dev/shm/vrnic-vm-*)"
+	compgen -G "/tmp/vrnic-vm.*" >/dev/null && echo "socket dirs left: $(ls -d /tmp/vrnic-vm.*)"
+	return 0
+}
+export VRNIC_BUILD=${VRNIC_BUILD:-$PWD/build}
+
+scripts/vm-run --timeout 300 -- sh -c 'exit 3' >"$tmp/exit.log" 2>&1
+rc=$?
+[[ $rc == 3 ]]
+ktap_check "a guest command's exit status comes back (3)" $? "got $rc: $(tail -n 5 "$tmp/exit.log")"
+
+scripts/vm-run --timeout 300 -- sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at vm-run selftest" >/dev/kmsg' \
+	>"$tmp/warn.log" 2>&1
+rc=$?
+[[ $rc != 0 ]] && grep -q "the kernel reported a problem" "$tmp/warn.log"
+ktap_check "a kernel warning in the guest fails the run and says so" $? "got $rc: $(tail -n 5 "$tmp/warn.log")"
+
+start=$SECONDS
+scripts/vm-run --timeout 40 -- sleep 1000 >"$tmp/hang.log" 2>&1
+rc=$?
+[[ $rc == 124 ]] && grep -q "hung" "$tmp/hang.log"
+ktap_check "a guest that does not finish times out with 124" $? "got $rc: $(tail -n 5 "$tmp/hang.log")"
+((SECONDS - start < 100))
+ktap_check "the timeout is honoured ($((SECONDS - start))s for --timeout 40)" $?
+left=$(leftovers)
+[[ -z $left ]]
+ktap_check "nothing is left behind after a timeout" $? "$left"
+
+# Background jobs of a script start with SIGINT ignored; restore the
+# default, as a terminal's foreground job has it.
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' scripts/vm-run --timeout 300 -- sleep 1000 >"$tmp/int.log" 2>&1 &
+pid=$!
+retry 120 0.5 grep -q "ready: vrnic0" "$tmp/int.log"
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[[ $rc == 130 ]]
+ktap_check "Ctrl-C stops the run with 130" $? "got $rc: $(tail -n 5 "$tmp/int.log")"
+sleep 1
+left=$(leftovers)
+[[ -z $left ]]
+ktap_check "nothing is left behind after Ctrl-C" $? "$left"
+
+out=$(scripts/vm-run --vms 3 -- true 2>&1)
+rc=$?
+[[ $rc == 2 ]]
+ktap_check "bad arguments are refused with 2" $? "got $rc: $out"
+
+ktap_finish
