@@ -11,6 +11,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/ip.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
 
@@ -67,7 +68,7 @@ static void vrnic_port_work(struct work_struct *work)
 	if (vrnic_dead(dev))
 		return;
 	err = vrnic_cmd_modify_port(dev, state,
-				    clamp_t(u32, mtu, ETH_MIN_MTU, 9216),
+				    clamp_t(u32, mtu, ETH_MIN_MTU, IP_MAX_MTU),
 				    have_mac ? mac : NULL);
 	if (err)
 		ibdev_warn(&dev->ibdev, "MODIFY_PORT failed: %d\n", err);

@@ -269,7 +269,7 @@ TEST_F(DeviceTest, ModifyPortValidation) {
   bring_up();
   auto m = make_cmd(VRNIC_AQ_OP_MODIFY_PORT, VRNIC_AQ_MODIFY_PORT_F_MTU);
   m.modify_port.port = 1;
-  m.modify_port.netdev_mtu = 100;
+  m.modify_port.netdev_mtu = 67;
   EXPECT_EQ(drv_.exec_status(m), VRNIC_AQ_STATUS_BAD_PARAM);
   m.modify_port.netdev_mtu = 100000;
   EXPECT_EQ(drv_.exec_status(m), VRNIC_AQ_STATUS_BAD_PARAM);

@@ -49,8 +49,9 @@ class Port {
   std::vector<GidEntry>& gids() noexcept { return gids_; }
   [[nodiscard]] const std::vector<GidEntry>& gids() const noexcept { return gids_; }
 
-  static constexpr uint32_t kMinMtu = 576;
-  static constexpr uint32_t kMaxMtu = 9216;
+  // Ethernet MTUs Linux allows (ETH_MIN_MTU .. IP_MAX_MTU).
+  static constexpr uint32_t kMinMtu = 68;
+  static constexpr uint32_t kMaxMtu = 65535;
   // IPv4 + UDP + BTH + the largest extended header + ICRC, rounded up the
   // way rxe does it.
   static constexpr uint32_t kRoceOverhead = 80;
