@@ -44,4 +44,67 @@ struct vrnic_alloc_ucontext_resp {
 
 VRNIC_ASSERT_SIZE(struct vrnic_alloc_ucontext_resp, 40);
 
+/*
+ * Queue buffers (CQs, QPs, SRQs) are allocated by the kernel and mapped
+ * into the process at qbuf_key, qbuf_size bytes: page 0 holds the doorbell
+ * records, the rings follow at the offsets given.
+ */
+
+/* alloc_pd: the core response is 4 bytes, so only 32-bit fields here. */
+struct vrnic_alloc_pd_resp {
+	__u32 pdn;
+	__u32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_alloc_pd_resp, 8);
+
+/* create_cq and resize_cq */
+struct vrnic_create_cq_resp {
+	__aligned_u64 qbuf_key;
+	__u32 qbuf_size;
+	__u32 cqn;
+	__u32 log_depth;	/* ring of 2^log_depth struct vrnic_cqe */
+	__u32 ring_offset;	/* bytes from the start of the mapping */
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_create_cq_resp, 24);
+
+struct vrnic_create_qp_resp {
+	__aligned_u64 qbuf_key;
+	__u32 qbuf_size;
+	__u32 sq_offset;
+	__u32 rq_offset;
+	__u8 sq_log_depth;
+	__u8 sq_log_stride;
+	__u8 rq_log_depth;	/* 0 with an SRQ */
+	__u8 rq_log_stride;
+	__u32 max_inline;
+	__u32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_create_qp_resp, 32);
+
+struct vrnic_create_srq_resp {
+	__aligned_u64 qbuf_key;
+	__u32 qbuf_size;
+	__u32 ring_offset;
+	__u8 log_depth;
+	__u8 log_stride;
+	__u16 rsvd0;
+	__u32 srqn;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_create_srq_resp, 24);
+
+/*
+ * create_ah: the address vector the kernel resolved (destination MAC
+ * included), which libvrnic puts in every UD send WQE.  The core response
+ * is 4 bytes, so no 64-bit fields.
+ */
+struct vrnic_create_ah_resp {
+	struct vrnic_av av;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_create_ah_resp, 32);
+
 #endif /* VRNIC_ABI_H */

@@ -184,6 +184,22 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_SET_GID = 0x04,
 	VRNIC_AQ_OP_CREATE_EQ = 0x05,
 	VRNIC_AQ_OP_DESTROY_EQ = 0x06,
+	VRNIC_AQ_OP_CREATE_PD = 0x07,
+	VRNIC_AQ_OP_DESTROY_PD = 0x08,
+	VRNIC_AQ_OP_REG_MR = 0x09,
+	VRNIC_AQ_OP_DEREG_MR = 0x0a,
+	VRNIC_AQ_OP_CREATE_CQ = 0x0b,
+	VRNIC_AQ_OP_DESTROY_CQ = 0x0c,
+	VRNIC_AQ_OP_RESIZE_CQ = 0x0d,
+	VRNIC_AQ_OP_CREATE_QP = 0x0e,
+	VRNIC_AQ_OP_MODIFY_QP = 0x0f,
+	VRNIC_AQ_OP_QUERY_QP = 0x10,
+	VRNIC_AQ_OP_DESTROY_QP = 0x11,
+	VRNIC_AQ_OP_CREATE_SRQ = 0x12,
+	VRNIC_AQ_OP_MODIFY_SRQ = 0x13,
+	VRNIC_AQ_OP_QUERY_SRQ = 0x14,
+	VRNIC_AQ_OP_DESTROY_SRQ = 0x15,
+	VRNIC_AQ_OP_QUERY_STATS = 0x16,
 	VRNIC_AQ_OP_MAX
 };
 
@@ -300,6 +316,291 @@ struct vrnic_aq_destroy_eq {
 	__le32 rsvd[13];
 };
 
+/*
+ * A queue buffer: npages pages of 4 KiB in guest memory, listed by a page
+ * list at pbl_addr (npages __le64 GPAs, 8-byte aligned, physically
+ * contiguous).  Page 0 holds the queue's doorbell records; the rings
+ * follow in the pages the command names.
+ */
+#define VRNIC_QBUF_MAX_PAGES		4096
+struct vrnic_qbuf {
+	__le64 pbl_addr;
+	__le32 npages;
+	__le32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_qbuf, 16);
+
+/* CREATE_PD: result is the PD number. */
+struct vrnic_aq_create_pd {
+	struct vrnic_aq_hdr hdr;
+	__le32 rsvd[14];
+};
+
+/* DESTROY_PD: BUSY while an MR, QP or SRQ uses it. */
+struct vrnic_aq_destroy_pd {
+	struct vrnic_aq_hdr hdr;
+	__le32 pdn;
+	__le32 rsvd[13];
+};
+
+/* Access rights of a memory region and remote rights of a QP. */
+#define VRNIC_ACCESS_LOCAL_WRITE	VRNIC_BIT(0)
+#define VRNIC_ACCESS_REMOTE_WRITE	VRNIC_BIT(1)
+#define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(2)
+#define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
+#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(3, 0)
+
+/*
+ * REG_MR: a memory region of length bytes at I/O virtual address iova,
+ * backed by npages pages of 2^page_shift bytes; page i holds
+ * [align_down(iova, 2^page_shift) + i * 2^page_shift, ...).  pbl_addr is a
+ * page list of npages GPAs; with VRNIC_AQ_REG_MR_F_INDIRECT it is a list of
+ * the GPAs of 4 KiB pages that each hold 512 entries of the page list.
+ * The device copies the list; the driver may free it on completion.
+ * Result: the key, used as both lkey and rkey.
+ */
+#define VRNIC_AQ_REG_MR_F_INDIRECT	VRNIC_BIT(0)
+#define VRNIC_PBL_ENTRIES_PER_PAGE	512
+#define VRNIC_MR_MIN_PAGE_SHIFT		12
+#define VRNIC_MR_MAX_PAGE_SHIFT		30
+struct vrnic_aq_reg_mr {
+	struct vrnic_aq_hdr hdr;
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;
+	__le32 pdn;
+	__le32 access;		/* VRNIC_ACCESS_* */
+	__le32 npages;
+	__le32 page_shift;
+	__le32 rsvd[4];
+};
+
+/* Keys: 31:8 MR table index, 7:0 a variant that changes on reuse. */
+#define VRNIC_KEY_INDEX_MASK		VRNIC_GENMASK(31, 8)
+#define VRNIC_KEY_VARIANT_MASK		VRNIC_GENMASK(7, 0)
+
+struct vrnic_aq_dereg_mr {
+	struct vrnic_aq_hdr hdr;
+	__le32 key;
+	__le32 rsvd[13];
+};
+
+/*
+ * CREATE_CQ: page 0 of buf holds struct vrnic_cq_dbrec, the ring of
+ * 2^log_depth struct vrnic_cqe starts at page 1.  Completion events go to
+ * event queue eqn.  Result: the CQ number.
+ */
+struct vrnic_aq_create_cq {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_qbuf buf;
+	__le32 log_depth;
+	__le32 eqn;
+	__le32 rsvd[8];
+};
+
+/* DESTROY_CQ: BUSY while a QP uses it. */
+struct vrnic_aq_destroy_cq {
+	struct vrnic_aq_hdr hdr;
+	__le32 cqn;
+	__le32 rsvd[13];
+};
+
+/*
+ * RESIZE_CQ: move the CQ to a new buffer laid out as for CREATE_CQ.  The
+ * device copies the entries the driver has not consumed (from the old
+ * doorbell record's ci) to the new ring, starting at index 0, and goes on
+ * in the new ring; the CQ is disarmed.  NO_RESOURCES if they do not fit.
+ * Result: the number of entries moved.
+ */
+struct vrnic_aq_resize_cq {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_qbuf buf;
+	__le32 cqn;
+	__le32 log_depth;
+	__le32 rsvd[8];
+};
+
+/* QP types use the IB encoding. */
+enum vrnic_qp_type {
+	VRNIC_QPT_RC = 2,
+	VRNIC_QPT_UC = 3,
+	VRNIC_QPT_UD = 4,
+};
+
+/*
+ * CREATE_QP: page 0 of buf holds struct vrnic_qp_dbrec; the send ring
+ * (2^sq_log_depth entries of 2^sq_log_stride bytes) starts at page sq_page
+ * and the receive ring at rq_page.  With F_SRQ the QP receives from SRQ
+ * srqn and has no receive ring.  Result: the QP number.
+ */
+#define VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL	VRNIC_BIT(0)
+#define VRNIC_AQ_CREATE_QP_F_SRQ	VRNIC_BIT(1)
+#define VRNIC_WQE_MIN_LOG_STRIDE	6
+#define VRNIC_WQE_MAX_LOG_STRIDE	12
+struct vrnic_aq_create_qp {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_qbuf buf;
+	__le32 type;		/* enum vrnic_qp_type */
+	__le32 pdn;
+	__le32 send_cqn;
+	__le32 recv_cqn;
+	__le32 srqn;
+	__u8 sq_log_depth;
+	__u8 sq_log_stride;
+	__u8 rq_log_depth;
+	__u8 rq_log_stride;
+	__le16 sq_page;
+	__le16 rq_page;
+	__le32 max_inline;
+	__le32 rsvd[2];
+};
+
+/* QP states use the IB encoding. */
+enum vrnic_qp_state {
+	VRNIC_QPS_RESET = 0,
+	VRNIC_QPS_INIT = 1,
+	VRNIC_QPS_RTR = 2,
+	VRNIC_QPS_RTS = 3,
+	VRNIC_QPS_SQD = 4,
+	VRNIC_QPS_SQE = 5,
+	VRNIC_QPS_ERR = 6,
+};
+
+/* Which fields of struct vrnic_qp_attr a MODIFY_QP applies. */
+#define VRNIC_QP_ATTR_STATE		VRNIC_BIT(0)
+#define VRNIC_QP_ATTR_ACCESS		VRNIC_BIT(1)
+#define VRNIC_QP_ATTR_PATH_MTU		VRNIC_BIT(2)
+#define VRNIC_QP_ATTR_DEST_QPN		VRNIC_BIT(3)
+#define VRNIC_QP_ATTR_RQ_PSN		VRNIC_BIT(4)
+#define VRNIC_QP_ATTR_SQ_PSN		VRNIC_BIT(5)
+#define VRNIC_QP_ATTR_QKEY		VRNIC_BIT(6)
+#define VRNIC_QP_ATTR_PKEY_INDEX	VRNIC_BIT(7)
+#define VRNIC_QP_ATTR_PORT		VRNIC_BIT(8)
+#define VRNIC_QP_ATTR_TIMEOUT		VRNIC_BIT(9)
+#define VRNIC_QP_ATTR_RETRY_CNT		VRNIC_BIT(10)
+#define VRNIC_QP_ATTR_RNR_RETRY		VRNIC_BIT(11)
+#define VRNIC_QP_ATTR_MIN_RNR_TIMER	VRNIC_BIT(12)
+#define VRNIC_QP_ATTR_MAX_RD_ATOMIC	VRNIC_BIT(13)
+#define VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC VRNIC_BIT(14)
+#define VRNIC_QP_ATTR_AV		VRNIC_BIT(15)
+#define VRNIC_QP_ATTR_SQD_ASYNC_NOTIFY	VRNIC_BIT(16)
+#define VRNIC_QP_ATTR_ALL		VRNIC_GENMASK(16, 0)
+
+/* An address vector: where RoCEv2 packets go. */
+struct vrnic_av {
+	__u8 dgid[16];		/* network byte order */
+	__u8 dmac[6];
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__le32 flow_label;
+	__u8 traffic_class;
+	__u8 rsvd;
+	__le16 vlan_id;		/* 0xffff: untagged */
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_av, 32);
+
+/* QP attributes, for MODIFY_QP (in) and QUERY_QP (out). */
+struct vrnic_qp_attr {
+	__le32 state;		/* enum vrnic_qp_state */
+	__le32 access;		/* VRNIC_ACCESS_REMOTE_* */
+	__le32 path_mtu;	/* IB MTU enumeration */
+	__le32 dest_qpn;
+	__le32 rq_psn;
+	__le32 sq_psn;
+	__le32 qkey;
+	__le16 pkey_index;
+	__u8 port;
+	__u8 sq_draining;	/* QUERY_QP: SQD and still draining */
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 min_rnr_timer;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 sqd_async_notify;
+	__u8 rsvd0;
+	struct vrnic_av av;
+	__le32 rsvd[14];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_qp_attr, 128);
+
+/*
+ * MODIFY_QP: apply the fields attr_mask selects from the struct
+ * vrnic_qp_attr at attr.  The device checks the transition and the
+ * attributes the IB specification requires for it.
+ */
+struct vrnic_aq_modify_qp {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 attr_mask;	/* VRNIC_QP_ATTR_* */
+	struct vrnic_aq_resp_buf attr;
+	__le32 rsvd[8];
+};
+
+/* QUERY_QP: writes struct vrnic_qp_attr to resp. */
+struct vrnic_aq_query_qp {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 rsvd0;
+	struct vrnic_aq_resp_buf resp;
+	__le32 rsvd[8];
+};
+
+struct vrnic_aq_destroy_qp {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 rsvd[13];
+};
+
+/*
+ * CREATE_SRQ: page 0 of buf holds struct vrnic_srq_dbrec, the ring of
+ * 2^log_depth receive WQEs of 2^log_stride bytes starts at ring_page.
+ * A non-zero limit arms the limit event.  Result: the SRQ number.
+ */
+struct vrnic_aq_create_srq {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_qbuf buf;
+	__le32 pdn;
+	__u8 log_depth;
+	__u8 log_stride;
+	__le16 ring_page;
+	__le32 limit;
+	__le32 rsvd[7];
+};
+
+/* MODIFY_SRQ: with F_LIMIT, arm the limit event at limit (0 disarms). */
+#define VRNIC_AQ_MODIFY_SRQ_F_LIMIT	VRNIC_BIT(0)
+struct vrnic_aq_modify_srq {
+	struct vrnic_aq_hdr hdr;
+	__le32 srqn;
+	__le32 limit;
+	__le32 rsvd[12];
+};
+
+/* QUERY_SRQ: result is the armed limit (0: not armed). */
+struct vrnic_aq_query_srq {
+	struct vrnic_aq_hdr hdr;
+	__le32 srqn;
+	__le32 rsvd[13];
+};
+
+/* DESTROY_SRQ: BUSY while a QP uses it. */
+struct vrnic_aq_destroy_srq {
+	struct vrnic_aq_hdr hdr;
+	__le32 srqn;
+	__le32 rsvd[13];
+};
+
+/* QUERY_STATS: writes struct vrnic_stats to resp. */
+struct vrnic_aq_query_stats {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_aq_resp_buf resp;
+	__le32 rsvd[10];
+};
+
 #define VRNIC_AQ_CMD_SIZE	64
 
 union vrnic_aq_cmd {
@@ -311,6 +612,22 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_set_gid set_gid;
 	struct vrnic_aq_create_eq create_eq;
 	struct vrnic_aq_destroy_eq destroy_eq;
+	struct vrnic_aq_create_pd create_pd;
+	struct vrnic_aq_destroy_pd destroy_pd;
+	struct vrnic_aq_reg_mr reg_mr;
+	struct vrnic_aq_dereg_mr dereg_mr;
+	struct vrnic_aq_create_cq create_cq;
+	struct vrnic_aq_destroy_cq destroy_cq;
+	struct vrnic_aq_resize_cq resize_cq;
+	struct vrnic_aq_create_qp create_qp;
+	struct vrnic_aq_modify_qp modify_qp;
+	struct vrnic_aq_query_qp query_qp;
+	struct vrnic_aq_destroy_qp destroy_qp;
+	struct vrnic_aq_create_srq create_srq;
+	struct vrnic_aq_modify_srq modify_srq;
+	struct vrnic_aq_query_srq query_srq;
+	struct vrnic_aq_destroy_srq destroy_srq;
+	struct vrnic_aq_query_stats query_stats;
 	__u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 
@@ -321,6 +638,22 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_port, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_set_gid, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_eq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_eq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_create_pd, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_pd, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_reg_mr, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_dereg_mr, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_create_cq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_cq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_resize_cq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_create_qp, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_qp, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_query_qp, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_qp, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_create_srq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_srq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_query_srq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_srq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_query_stats, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(union vrnic_aq_cmd, VRNIC_AQ_CMD_SIZE);
 
 /* Admin completion.  The last word holds cookie, status and owner bit. */
@@ -434,6 +767,14 @@ enum vrnic_eqe_type {
 					 * data[2]: phys_state
 					 */
 	VRNIC_EQE_TYPE_EQ_OVERRUN = 3,	/* data[0]: EQ number */
+	VRNIC_EQE_TYPE_CQ_ERROR = 4,	/* data[0]: CQ number */
+	VRNIC_EQE_TYPE_QP_FATAL = 5,	/* data[0]: QP number */
+	VRNIC_EQE_TYPE_QP_REQ_ERR = 6,	/* data[0]: QP number */
+	VRNIC_EQE_TYPE_QP_ACCESS_ERR = 7, /* data[0]: QP number */
+	VRNIC_EQE_TYPE_QP_COMM_EST = 8,	/* data[0]: QP number */
+	VRNIC_EQE_TYPE_QP_SQ_DRAINED = 9, /* data[0]: QP number */
+	VRNIC_EQE_TYPE_QP_LAST_WQE = 10, /* data[0]: QP number */
+	VRNIC_EQE_TYPE_SRQ_LIMIT = 11,	/* data[0]: SRQ number */
 };
 
 struct vrnic_eqe {
@@ -455,5 +796,185 @@ struct vrnic_eq_dbrec {
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_eq_dbrec, 8);
+
+/* ------------------------------------------------------------------------
+ * Data path.  Send and receive work queues are rings the driver (or the
+ * user library) produces into and the device consumes; completion queues
+ * are rings the device produces into.  Their doorbell records sit in page
+ * 0 of each queue buffer.
+ */
+struct vrnic_qp_dbrec {
+	__le32 sq_pi;		/* send ring producer index */
+	__le32 rsvd0[15];
+	__le32 rq_pi;		/* receive ring producer index */
+	__le32 rsvd1[15];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_qp_dbrec, 128);
+
+struct vrnic_srq_dbrec {
+	__le32 pi;
+	__le32 rsvd[15];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_srq_dbrec, 64);
+
+/*
+ * A CQ is armed by incrementing arm_sn; the device then posts one
+ * COMPLETION event for the next completion (with ARM_SOLICITED only for a
+ * solicited or unsuccessful one).
+ */
+#define VRNIC_CQ_ARM_SOLICITED		VRNIC_BIT(0)
+struct vrnic_cq_dbrec {
+	__le32 ci;		/* consumer index */
+	__le32 arm_sn;
+	__le32 arm_flags;	/* VRNIC_CQ_ARM_* */
+	__le32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_cq_dbrec, 16);
+
+/* Work request opcodes use the libibverbs encoding. */
+enum vrnic_wqe_opcode {
+	VRNIC_WQE_RDMA_WRITE = 0,
+	VRNIC_WQE_RDMA_WRITE_WITH_IMM = 1,
+	VRNIC_WQE_SEND = 2,
+	VRNIC_WQE_SEND_WITH_IMM = 3,
+	VRNIC_WQE_RDMA_READ = 4,
+	VRNIC_WQE_ATOMIC_CMP_AND_SWP = 5,
+	VRNIC_WQE_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+#define VRNIC_WQE_CTRL_OPCODE_MASK	VRNIC_GENMASK(7, 0)
+#define VRNIC_WQE_CTRL_SIGNALED		VRNIC_BIT(8)
+#define VRNIC_WQE_CTRL_SOLICITED	VRNIC_BIT(9)
+#define VRNIC_WQE_CTRL_FENCE		VRNIC_BIT(10)
+#define VRNIC_WQE_CTRL_INLINE		VRNIC_BIT(11)
+#define VRNIC_WQE_CTRL_NUM_SGE_MASK	VRNIC_GENMASK(23, 16)
+
+/*
+ * Send WQE: this header; for UD a struct vrnic_av at 0x40; then, at 0x40
+ * (0x60 for UD), num_sge struct vrnic_sge or, with CTRL_INLINE, length
+ * bytes of inline data.  The whole WQE fits in the QP's send stride.
+ */
+struct vrnic_sqe {
+	__le64 wr_id;
+	__le32 ctrl;		/* VRNIC_WQE_CTRL_* */
+	__le32 imm_data;	/* immediate data, as a number */
+	__le64 remote_addr;	/* RDMA and atomics */
+	__le32 rkey;		/* RDMA and atomics */
+	__le32 length;		/* with CTRL_INLINE: bytes of inline data */
+	__le64 compare_add;	/* atomics */
+	__le64 swap;		/* compare and swap */
+	__le32 remote_qpn;	/* UD */
+	__le32 remote_qkey;	/* UD */
+	__le32 rsvd[2];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_sqe, 64);
+
+#define VRNIC_SQE_DATA_OFFSET		64
+#define VRNIC_SQE_UD_DATA_OFFSET	96
+
+struct vrnic_sge {
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_sge, 16);
+
+/* Receive WQE: this header and num_sge struct vrnic_sge. */
+struct vrnic_rqe {
+	__le64 wr_id;
+	__le32 num_sge;
+	__le32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_rqe, 16);
+
+/* Completion opcodes and statuses use the libibverbs encodings. */
+enum vrnic_cqe_opcode {
+	VRNIC_CQE_SEND = 0,
+	VRNIC_CQE_RDMA_WRITE = 1,
+	VRNIC_CQE_RDMA_READ = 2,
+	VRNIC_CQE_COMP_SWAP = 3,
+	VRNIC_CQE_FETCH_ADD = 4,
+	VRNIC_CQE_RECV = 128,
+	VRNIC_CQE_RECV_RDMA_WITH_IMM = 129,
+};
+
+enum vrnic_cqe_status {
+	VRNIC_CQE_SUCCESS = 0,
+	VRNIC_CQE_LOC_LEN_ERR = 1,
+	VRNIC_CQE_LOC_QP_OP_ERR = 2,
+	VRNIC_CQE_LOC_PROT_ERR = 4,
+	VRNIC_CQE_WR_FLUSH_ERR = 5,
+	VRNIC_CQE_BAD_RESP_ERR = 7,
+	VRNIC_CQE_LOC_ACCESS_ERR = 8,
+	VRNIC_CQE_REM_INV_REQ_ERR = 9,
+	VRNIC_CQE_REM_ACCESS_ERR = 10,
+	VRNIC_CQE_REM_OP_ERR = 11,
+	VRNIC_CQE_RETRY_EXC_ERR = 12,
+	VRNIC_CQE_RNR_RETRY_EXC_ERR = 13,
+	VRNIC_CQE_FATAL_ERR = 19,
+	VRNIC_CQE_GENERAL_ERR = 21,
+};
+
+#define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)
+#define VRNIC_CQE_STATUS_MASK		VRNIC_GENMASK(15, 8)
+#define VRNIC_CQE_F_IMM			VRNIC_BIT(16)	/* imm_data valid */
+#define VRNIC_CQE_F_GRH			VRNIC_BIT(17)	/* UD: GRH in buffer */
+#define VRNIC_CQE_F_IPV4		VRNIC_BIT(18)	/* UD: it is IPv4 */
+#define VRNIC_CQE_VENDOR_ERR_MASK	VRNIC_GENMASK(30, 24)
+#define VRNIC_CQE_OWNER_MASK		VRNIC_BIT(31)
+
+struct vrnic_cqe {
+	__le64 wr_id;
+	__le32 byte_len;
+	__le32 imm_data;	/* with F_IMM, as a number */
+	__le32 qpn;		/* the local QP */
+	__le32 src_qp;		/* UD receive: the sender's QP */
+	__le32 wqe_idx;		/* ring index of the completed WQE */
+	__le32 info;		/* VRNIC_CQE_*_MASK and flags */
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_cqe, 32);
+
+/* Bytes of GRH a UD receive buffer starts with. */
+#define VRNIC_GRH_SIZE			40
+
+/* Device counters, for QUERY_STATS. */
+enum vrnic_stat {
+	VRNIC_STAT_TX_PACKETS,
+	VRNIC_STAT_TX_BYTES,
+	VRNIC_STAT_RX_PACKETS,
+	VRNIC_STAT_RX_BYTES,
+	VRNIC_STAT_RX_DROPPED,
+	VRNIC_STAT_ICRC_ERRORS,
+	VRNIC_STAT_RETRANSMITS,
+	VRNIC_STAT_RNR_NAKS_SENT,
+	VRNIC_STAT_RNR_NAKS_RCVD,
+	VRNIC_STAT_SEQ_NAKS_SENT,
+	VRNIC_STAT_SEQ_NAKS_RCVD,
+	VRNIC_STAT_DUPLICATES,
+	VRNIC_STAT_DOORBELLS,		/* ENGINE doorbells received */
+	VRNIC_STAT_ENGINE_SLEEPS,
+	VRNIC_STAT_WQES,		/* send WQEs executed */
+	VRNIC_STAT_CQES,
+	VRNIC_STAT_PDS,			/* objects that exist now */
+	VRNIC_STAT_MRS,
+	VRNIC_STAT_CQS,
+	VRNIC_STAT_QPS,
+	VRNIC_STAT_SRQS,
+	VRNIC_STAT_MR_PAGES,
+	VRNIC_STAT_MAX
+};
+
+struct vrnic_stats {
+	__le64 counter[32];	/* indexed by enum vrnic_stat */
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_stats, 256);
 
 #endif /* VRNIC_HW_H */

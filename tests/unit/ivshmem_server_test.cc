@@ -31,7 +31,8 @@ class IvshmemServerTest : public ::testing::Test {
                 vrnicd::IvshmemServer::Callbacks{
                     .on_connect = [this] { ++connects_; },
                     .on_disconnect = [this] { ++disconnects_; },
-                    .on_doorbell = [this](uint32_t ch) { doorbells_.push_back(ch); },
+                    .on_doorbell = [this](uint32_t ch,
+                                          uint64_t /*count*/) { doorbells_.push_back(ch); },
                 }) {
     std::string err;
     EXPECT_TRUE(server_.listen(path_, &err)) << err;

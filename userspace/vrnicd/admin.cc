@@ -24,6 +24,38 @@ const char* aq_opcode_name(uint32_t opcode) noexcept {
       return "CREATE_EQ";
     case VRNIC_AQ_OP_DESTROY_EQ:
       return "DESTROY_EQ";
+    case VRNIC_AQ_OP_CREATE_PD:
+      return "CREATE_PD";
+    case VRNIC_AQ_OP_DESTROY_PD:
+      return "DESTROY_PD";
+    case VRNIC_AQ_OP_REG_MR:
+      return "REG_MR";
+    case VRNIC_AQ_OP_DEREG_MR:
+      return "DEREG_MR";
+    case VRNIC_AQ_OP_CREATE_CQ:
+      return "CREATE_CQ";
+    case VRNIC_AQ_OP_DESTROY_CQ:
+      return "DESTROY_CQ";
+    case VRNIC_AQ_OP_RESIZE_CQ:
+      return "RESIZE_CQ";
+    case VRNIC_AQ_OP_CREATE_QP:
+      return "CREATE_QP";
+    case VRNIC_AQ_OP_MODIFY_QP:
+      return "MODIFY_QP";
+    case VRNIC_AQ_OP_QUERY_QP:
+      return "QUERY_QP";
+    case VRNIC_AQ_OP_DESTROY_QP:
+      return "DESTROY_QP";
+    case VRNIC_AQ_OP_CREATE_SRQ:
+      return "CREATE_SRQ";
+    case VRNIC_AQ_OP_MODIFY_SRQ:
+      return "MODIFY_SRQ";
+    case VRNIC_AQ_OP_QUERY_SRQ:
+      return "QUERY_SRQ";
+    case VRNIC_AQ_OP_DESTROY_SRQ:
+      return "DESTROY_SRQ";
+    case VRNIC_AQ_OP_QUERY_STATS:
+      return "QUERY_STATS";
     default:
       return "UNKNOWN";
   }

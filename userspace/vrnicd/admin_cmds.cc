@@ -31,7 +31,12 @@ AqResult Device::execute_st(const vrnic_aq_cmd& cmd) {
   static constexpr std::array<Handler, VRNIC_AQ_OP_MAX> kHandlers = {
       &Device::cmd_nop,         &Device::cmd_query_device, &Device::cmd_query_port,
       &Device::cmd_modify_port, &Device::cmd_set_gid,      &Device::cmd_create_eq,
-      &Device::cmd_destroy_eq,
+      &Device::cmd_destroy_eq,  &Device::cmd_create_pd,    &Device::cmd_destroy_pd,
+      &Device::cmd_reg_mr,      &Device::cmd_dereg_mr,     &Device::cmd_create_cq,
+      &Device::cmd_destroy_cq,  &Device::cmd_resize_cq,    &Device::cmd_create_qp,
+      &Device::cmd_modify_qp,   &Device::cmd_query_qp,     &Device::cmd_destroy_qp,
+      &Device::cmd_create_srq,  &Device::cmd_modify_srq,   &Device::cmd_query_srq,
+      &Device::cmd_destroy_srq, &Device::cmd_query_stats,
   };
   const uint32_t op = vrnic::le16(cmd.hdr.opcode);
   ++counters_.admin_cmds;
@@ -193,6 +198,9 @@ AqResult Device::cmd_destroy_eq(const vrnic_aq_cmd& cmd) {
   }
   if (!eqs_[eqn]) {
     return status(VRNIC_AQ_STATUS_NOT_FOUND);
+  }
+  if (engine_.eq_in_use(eqn)) {
+    return status(VRNIC_AQ_STATUS_BUSY);  // CQs report to it
   }
   eqs_[eqn].reset();
   return {};

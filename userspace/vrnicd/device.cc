@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "device.h"
 
+#include <atomic>
 #include <cinttypes>
 #include <cstring>
 
@@ -35,7 +36,13 @@ const char* state_name(uint32_t s) {
 }  // namespace
 
 Device::Device(const DeviceConfig& cfg, Bar2& bar, const GuestMemory& mem, IrqSink& irq)
-    : cfg_(cfg), bar_(bar), mem_(mem), irq_(irq), eqs_(cfg.limits.max_eq), port_(cfg) {}
+    : cfg_(cfg),
+      bar_(bar),
+      mem_(mem),
+      irq_(irq),
+      eqs_(cfg.limits.max_eq),
+      port_(cfg),
+      engine_(cfg, mem, *this) {}
 
 void Device::init_registers_st() {
   bar_.clear();
@@ -67,6 +74,7 @@ const EventQueue* Device::eq(uint32_t eqn) const noexcept {
 }
 
 void Device::reset_st() {
+  engine_.reset();
   aq_.clear();
   aeq_.reset();
   for (auto& e : eqs_) {
@@ -240,6 +248,33 @@ bool Device::post_eq_st(uint32_t eqn, uint8_t type, uint32_t d0, uint32_t d1, ui
   }
   return true;
 }
+
+void Device::completion_event(uint32_t eqn, uint32_t cqn) {
+  if (!post_eq_st(eqn, VRNIC_EQE_TYPE_COMPLETION, cqn, 0, 0)) {
+    LOG_DBG("completion event for CQ %u lost on EQ %u", cqn, eqn);
+  }
+}
+
+void Device::async_event(uint8_t type, uint32_t d0, uint32_t d1) { post_async_st(type, d0, d1, 0); }
+
+bool Device::engine_poll_st() { return state_ == VRNIC_STATE_READY && engine_.poll(); }
+
+bool Device::engine_prepare_sleep_st() {
+  bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 1);
+  // Producers write their record, fence, then read the flag; we write the
+  // flag, fence, then read their records.  One of us sees the other.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (state_ == VRNIC_STATE_READY && engine_.has_work()) {
+    bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 0);
+    return false;
+  }
+  engine_.count(VRNIC_STAT_ENGINE_SLEEPS);
+  return true;
+}
+
+void Device::engine_wake_st() { bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 0); }
+
+void Device::on_engine_doorbell_st(uint64_t count) { engine_.count(VRNIC_STAT_DOORBELLS, count); }
 
 void Device::port_changed_st() {
   LOG_INFO("port 1 is now %s (phys state %u)",

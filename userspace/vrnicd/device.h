@@ -11,6 +11,7 @@
 
 #include "admin.h"
 #include "config.h"
+#include "engine.h"
 #include "eq.h"
 #include "port.h"
 #include "vrnic-hw.h"
@@ -30,7 +31,7 @@ struct DeviceCounters {
   uint64_t resets = 0;
 };
 
-class Device {
+class Device final : public EngineHost {
  public:
   // Ring geometry the device accepts (log2 of entries; base alignment).
   static constexpr uint32_t kMinLogDepth = 2;
@@ -40,6 +41,11 @@ class Device {
   static constexpr uint64_t kRingAlign = VRNIC_BAR2_PAGE_SIZE;
 
   Device(const DeviceConfig& cfg, Bar2& bar, const GuestMemory& mem, IrqSink& irq);
+  ~Device() override = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  Device(Device&&) = delete;
+  Device& operator=(Device&&) = delete;
 
   // Publish the read-only registers; the device starts in RESET.
   void init_registers_st();
@@ -59,8 +65,24 @@ class Device {
   // Execute one admin command (public for tests and fuzzing).
   AqResult execute_st(const vrnic_aq_cmd& cmd);
 
+  // The data engine.  engine_poll_st() does one round of work and says
+  // whether there was any.  Before sleeping, engine_prepare_sleep_st() sets
+  // ENGINE_ASLEEP, fences and re-checks every doorbell record: false means
+  // work arrived and the caller must not sleep.  engine_wake_st() clears
+  // the flag.
+  bool engine_poll_st();
+  bool engine_prepare_sleep_st();
+  void engine_wake_st();
+  void on_engine_doorbell_st(uint64_t count);
+  [[nodiscard]] uint64_t engine_next_deadline_us() const { return engine_.next_deadline_us(); }
+  Engine& engine() { return engine_; }
+
+  // EngineHost
+  void completion_event(uint32_t eqn, uint32_t cqn) override;
+  void async_event(uint8_t type, uint32_t d0, uint32_t d1) override;
+  [[nodiscard]] const Port& port() const override { return port_; }
+
   [[nodiscard]] uint32_t state() const noexcept { return state_; }
-  [[nodiscard]] const Port& port() const noexcept { return port_; }
   [[nodiscard]] const DeviceCounters& counters() const noexcept { return counters_; }
   [[nodiscard]] const EventQueue* eq(uint32_t eqn) const noexcept;
   [[nodiscard]] const DeviceConfig& config() const noexcept { return cfg_; }
@@ -85,6 +107,23 @@ class Device {
   AqResult cmd_set_gid(const vrnic_aq_cmd& cmd);
   AqResult cmd_create_eq(const vrnic_aq_cmd& cmd);
   AqResult cmd_destroy_eq(const vrnic_aq_cmd& cmd);
+  // Data-path objects (admin_verbs.cc).
+  AqResult cmd_create_pd(const vrnic_aq_cmd& cmd);
+  AqResult cmd_destroy_pd(const vrnic_aq_cmd& cmd);
+  AqResult cmd_reg_mr(const vrnic_aq_cmd& cmd);
+  AqResult cmd_dereg_mr(const vrnic_aq_cmd& cmd);
+  AqResult cmd_create_cq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_destroy_cq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_resize_cq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_create_qp(const vrnic_aq_cmd& cmd);
+  AqResult cmd_modify_qp(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_qp(const vrnic_aq_cmd& cmd);
+  AqResult cmd_destroy_qp(const vrnic_aq_cmd& cmd);
+  AqResult cmd_create_srq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_modify_srq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_srq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_destroy_srq(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_stats(const vrnic_aq_cmd& cmd);
   AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
 
   const DeviceConfig& cfg_;
@@ -98,6 +137,7 @@ class Device {
   std::vector<std::unique_ptr<EventQueue>> eqs_;  // indexed by EQ number
   Port port_;
   DeviceCounters counters_;
+  Engine engine_;
 };
 
 }  // namespace vrnicd

@@ -116,7 +116,7 @@ bool IvshmemServer::handshake() {
           uint64_t count = 0;
           if (::read(fd, &count, sizeof(count)) == static_cast<ssize_t>(sizeof(count)) &&
               cb_.on_doorbell) {
-            cb_.on_doorbell(ch);
+            cb_.on_doorbell(ch, count);
           }
         })) {
       return false;

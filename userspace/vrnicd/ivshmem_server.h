@@ -28,7 +28,8 @@ class IvshmemServer final : public IrqSink {
   struct Callbacks {
     std::function<void()> on_connect;
     std::function<void()> on_disconnect;
-    std::function<void(uint32_t channel)> on_doorbell;
+    // count: doorbell rings since the last call (the eventfd's counter).
+    std::function<void(uint32_t channel, uint64_t count)> on_doorbell;
   };
 
   IvshmemServer(EventLoop& loop, int shm_fd, uint32_t num_vectors, uint32_t num_channels,

@@ -6,8 +6,10 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +37,7 @@ struct Options {
   std::string info_file;
   std::string log_file;
   size_t bar_size = Bar2::kDefaultSize;
+  uint32_t poll_us = 200;
   DeviceConfig dev;
 };
 
@@ -59,6 +62,8 @@ void usage(std::FILE* out) {
       "      --vectors N           MSI-X vectors; must equal QEMU's vectors= (default 4)\n"
       "      --limit NAME=VALUE    override a device limit, e.g. max_qp=256\n"
       "      --link-down           start with the port's cable unplugged\n"
+      "      --poll-us US          keep polling queues this long after the last work\n"
+      "                            before sleeping (default 200)\n"
       "      --bar-size BYTES      BAR2 size, a power of two (default 1 MiB)\n"
       "      --info-file PATH      write the device's identity and limits to PATH\n"
       "      --log-file PATH       log to PATH instead of stderr\n"
@@ -106,6 +111,7 @@ enum LongOpt : int {
   kOptVectors,
   kOptLimit,
   kOptLinkDown,
+  kOptPollUs,
   kOptBarSize,
   kOptInfoFile,
   kOptLogFile,
@@ -124,6 +130,7 @@ int parse_options(int argc, char** argv, Options* o) {
       {"vectors", required_argument, nullptr, kOptVectors},
       {"limit", required_argument, nullptr, kOptLimit},
       {"link-down", no_argument, nullptr, kOptLinkDown},
+      {"poll-us", required_argument, nullptr, kOptPollUs},
       {"bar-size", required_argument, nullptr, kOptBarSize},
       {"info-file", required_argument, nullptr, kOptInfoFile},
       {"log-file", required_argument, nullptr, kOptLogFile},
@@ -176,6 +183,12 @@ int parse_options(int argc, char** argv, Options* o) {
         break;
       case kOptLinkDown:
         o->dev.cable_up = false;
+        break;
+      case kOptPollUs:
+        if (!parse_u32(arg, &o->poll_us) || o->poll_us > 1000000) {
+          std::fprintf(stderr, "vrnicd: --poll-us must be 0..1000000\n");
+          return 3;
+        }
         break;
       case kOptBarSize: {
         uint64_t v = 0;
@@ -233,6 +246,40 @@ int parse_options(int argc, char** argv, Options* o) {
   return 0;
 }
 
+// The dispatch loop: the engine polls its queues while there is work and
+// for poll_window after it, then sleeps until a doorbell, a timer or any
+// other event.  See "Doorbell suppression" in Documentation/hw-spec.rst.
+void run_dispatch(EventLoop& loop, Device& dev, std::chrono::microseconds poll_window) {
+  using Clock = std::chrono::steady_clock;
+  auto last_work = Clock::now();
+  while (!loop.stopped()) {
+    if (dev.engine_poll_st()) {
+      last_work = Clock::now();
+      loop.run_once(0);
+      continue;
+    }
+    if (Clock::now() - last_work < poll_window) {
+      loop.run_once(0);
+      continue;
+    }
+    if (!dev.engine_prepare_sleep_st()) {
+      last_work = Clock::now();
+      continue;
+    }
+    int timeout_ms = -1;
+    const uint64_t deadline = dev.engine_next_deadline_us();
+    if (deadline != UINT64_MAX) {
+      const uint64_t now = dev.engine().now_us();
+      timeout_ms = deadline <= now
+                       ? 0
+                       : static_cast<int>(std::min<uint64_t>((deadline - now + 999) / 1000, 60000));
+    }
+    loop.run_once(timeout_ms);
+    dev.engine_wake_st();
+    last_work = Clock::now();
+  }
+}
+
 int run(const Options& o) {
   std::string err;
   auto bar = Bar2::create(o.bar_size, &err);
@@ -259,9 +306,11 @@ int run(const Options& o) {
                            .on_connect = [] {},
                            .on_disconnect = [&dev] { dev->on_disconnect_st(); },
                            .on_doorbell =
-                               [&dev](uint32_t ch) {
+                               [&dev](uint32_t ch, uint64_t count) {
                                  if (ch == VRNIC_DB_CHANNEL_CTRL) {
                                    dev->on_ctrl_doorbell_st();
+                                 } else if (ch == VRNIC_DB_CHANNEL_ENGINE) {
+                                   dev->on_engine_doorbell_st(count);
                                  }
                                },
                        });
@@ -314,7 +363,7 @@ int run(const Options& o) {
            o.socket_path.c_str(), o.guest_mem_path.c_str(),
            static_cast<unsigned long long>(mem->ram_size() >> 20), format_mac(o.dev.mac).c_str(),
            o.dev.num_vectors);
-  loop.run();
+  run_dispatch(loop, *dev, std::chrono::microseconds(o.poll_us));
 
   LOG_INFO("exiting on %s", exit_signal != 0 ? strsignal(exit_signal) : "error");
   dev->shutdown_st();

@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Two QP transports back to back on the host, with memory regions in plain
+// buffers and a fake wire that can drop, duplicate and reorder frames
+// (seeded, so every run is the same).  Every frame goes through the RoCEv2
+// encoder and decoder on its way.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "roce/packet.h"
+#include "roce/psn.h"
+#include "roce/transport.h"
+
+namespace {
+
+using namespace vrnicd::roce;
+
+struct Region {
+  uint32_t access = 0;
+  uint64_t iova = 0;
+  std::vector<std::byte> data;
+};
+
+class FakeEnv final : public QpEnv {
+ public:
+  std::map<uint32_t, Region> regions;  // by key
+  std::vector<SendWqe> sq;
+  std::deque<RecvWqe> rq;
+  uint32_t rq_index = 0;
+  std::vector<Completion> send_cqes;
+  std::vector<Completion> recv_cqes;
+  std::vector<std::vector<std::byte>> out;
+  std::vector<QpEvent> events;
+  uint64_t clock = 0;
+  int retransmits = 0;
+  int rnr_naks_rcvd = 0;
+  int seq_naks_rcvd = 0;
+  bool srq = false;
+
+  Region* find(uint32_t key) {
+    auto it = regions.find(key);
+    return it == regions.end() ? nullptr : &it->second;
+  }
+  MemStatus check(uint32_t key, uint64_t va, uint64_t len, uint32_t need) {
+    Region* r = find(key);
+    if (r == nullptr) {
+      return MemStatus::kBadKey;
+    }
+    if ((need & ~r->access) != 0) {
+      return MemStatus::kNoAccess;
+    }
+    if (va < r->iova || va + len > r->iova + r->data.size()) {
+      return MemStatus::kBounds;
+    }
+    return MemStatus::kOk;
+  }
+  MemStatus walk(std::span<const Sge> sges, uint64_t off, size_t n, uint32_t need,
+                 const std::function<void(std::byte*, size_t, size_t)>& fn) {
+    size_t done = 0;
+    for (const Sge& s : sges) {
+      if (done == n) {
+        break;
+      }
+      if (off >= s.length) {
+        off -= s.length;
+        continue;
+      }
+      const size_t k = std::min<size_t>(s.length - off, n - done);
+      const MemStatus m = check(s.lkey, s.addr + off, k, need);
+      if (m != MemStatus::kOk) {
+        return m;
+      }
+      Region* r = find(s.lkey);
+      fn(r->data.data() + (s.addr + off - r->iova), k, done);
+      done += k;
+      off = 0;
+    }
+    return done == n ? MemStatus::kOk : MemStatus::kBounds;
+  }
+
+  MemStatus check_local(std::span<const Sge> sges, uint32_t need) override {
+    for (const Sge& s : sges) {
+      if (s.length != 0) {
+        const MemStatus m = check(s.lkey, s.addr, s.length, need);
+        if (m != MemStatus::kOk) {
+          return m;
+        }
+      }
+    }
+    return MemStatus::kOk;
+  }
+  MemStatus gather(std::span<const Sge> sges, uint64_t off, std::span<std::byte> dst) override {
+    return walk(sges, off, dst.size(), 0,
+                [&](std::byte* p, size_t k, size_t at) { std::memcpy(dst.data() + at, p, k); });
+  }
+  MemStatus scatter(std::span<const Sge> sges, uint64_t off,
+                    std::span<const std::byte> src) override {
+    return walk(sges, off, src.size(), kAccessLocalWrite,
+                [&](std::byte* p, size_t k, size_t at) { std::memcpy(p, src.data() + at, k); });
+  }
+  MemStatus check_remote(uint32_t rkey, uint64_t va, uint64_t len, uint32_t need) override {
+    return len == 0 ? MemStatus::kOk : check(rkey, va, len, need);
+  }
+  MemStatus remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) override {
+    const MemStatus m = check_remote(rkey, va, src.size(), kAccessRemoteWrite);
+    if (m == MemStatus::kOk && !src.empty()) {
+      Region* r = find(rkey);
+      std::memcpy(r->data.data() + (va - r->iova), src.data(), src.size());
+    }
+    return m;
+  }
+  MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) override {
+    const MemStatus m = check_remote(rkey, va, dst.size(), kAccessRemoteRead);
+    if (m == MemStatus::kOk && !dst.empty()) {
+      Region* r = find(rkey);
+      std::memcpy(dst.data(), r->data.data() + (va - r->iova), dst.size());
+    }
+    return m;
+  }
+  MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool cas, uint64_t cmp_add, uint64_t swap,
+                          uint64_t* orig) override {
+    const MemStatus m = check_remote(rkey, va, 8, kAccessRemoteAtomic);
+    if (m != MemStatus::kOk) {
+      return m;
+    }
+    Region* r = find(rkey);
+    uint64_t v = 0;
+    std::memcpy(&v, r->data.data() + (va - r->iova), 8);
+    *orig = v;
+    v = cas ? (v == cmp_add ? swap : v) : v + cmp_add;
+    std::memcpy(r->data.data() + (va - r->iova), &v, 8);
+    return MemStatus::kOk;
+  }
+  bool read_send_wqe(uint32_t index, SendWqe* wqe, bool* /*bad*/) override {
+    if (index >= sq.size()) {
+      return false;
+    }
+    *wqe = sq[index];
+    return true;
+  }
+  uint32_t send_producer() override { return static_cast<uint32_t>(sq.size()); }
+  bool take_recv_wqe(RecvWqe* wqe, bool* /*bad*/) override {
+    if (rq.empty()) {
+      return false;
+    }
+    *wqe = rq.front();
+    rq.pop_front();
+    return true;
+  }
+  bool has_srq() override { return srq; }
+  void complete_send(const Completion& c) override { send_cqes.push_back(c); }
+  void complete_recv(const Completion& c) override { recv_cqes.push_back(c); }
+  bool transmit(const Packet& pkt, size_t len,
+                const std::function<bool(std::span<std::byte>)>& fill) override {
+    std::vector<std::byte> frame;
+    const FrameLayout lay = build_frame(pkt, len, &frame);
+    if (len != 0 && !fill(std::span(frame).subspan(lay.payload, len))) {
+      return false;
+    }
+    seal_frame(frame, lay);
+    out.push_back(std::move(frame));
+    return true;
+  }
+  void event(QpEvent e) override { events.push_back(e); }
+  uint64_t now_us() override { return clock; }
+  void count_retransmit() override { ++retransmits; }
+  void count_rnr_nak(bool sent) override { rnr_naks_rcvd += sent ? 0 : 1; }
+  void count_seq_nak(bool sent) override { seq_naks_rcvd += sent ? 0 : 1; }
+
+  // Helpers for tests.
+  uint32_t add_region(uint32_t key, uint64_t iova, size_t size, uint32_t access) {
+    Region r;
+    r.access = access;
+    r.iova = iova;
+    r.data.resize(size);
+    regions[key] = std::move(r);
+    return key;
+  }
+  void post_recv(uint64_t wr_id, uint32_t key, uint64_t addr, uint32_t len) {
+    RecvWqe w;
+    w.index = rq_index++;
+    w.wr_id = wr_id;
+    w.num_sge = 1;
+    w.sge[0] = {addr, len, key};
+    w.length = len;
+    rq.push_back(w);
+  }
+};
+
+constexpr uint32_t kAll =
+    kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
+
+struct Wire {
+  double drop = 0;
+  double dup = 0;
+  double reorder = 0;
+  std::mt19937 rng{1};
+  int dropped = 0;
+};
+
+class TransportPair : public ::testing::Test {
+ protected:
+  void make(QpType type, uint32_t mtu = 1024,
+            const std::function<void(QpConfig&)>& tweak_a = nullptr) {
+    QpConfig ca;
+    ca.type = type;
+    ca.qpn = 10;
+    ca.dest_qpn = 11;
+    ca.mtu = mtu;
+    ca.access = kAll;
+    ca.max_rd_atomic = ca.max_dest_rd_atomic = 4;
+    ca.min_rnr_timer = 1;  // 10 us
+    ca.timeout = 8;        // ~1 ms
+    ca.qkey = 0x1111;
+    ca.path.sgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+    ca.path.dgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
+    QpConfig cb = ca;
+    cb.qpn = 11;
+    cb.dest_qpn = 10;
+    std::swap(cb.path.sgid, cb.path.dgid);
+    if (tweak_a) {
+      tweak_a(ca);
+    }
+    a_ = std::make_unique<QpTransport>(ea_, ca);
+    b_ = std::make_unique<QpTransport>(eb_, cb);
+    for (QpTransport* t : {a_.get(), b_.get()}) {
+      t->set_state(QpState::kInit);
+      t->set_rq_psn(0xfffff0);  // start near the wrap
+      t->set_sq_psn(0xfffff0);
+      t->set_state(QpState::kRtr);
+      t->set_state(QpState::kRts);
+    }
+    ea_.add_region(0x100, 0x10000, 1 << 20, kAll);
+    eb_.add_region(0x200, 0x20000, 1 << 20, kAll);
+  }
+
+  void deliver(FakeEnv& from, QpTransport& to) {
+    auto frames = std::move(from.out);
+    from.out.clear();
+    if (wire_.reorder > 0 && frames.size() > 1) {
+      for (size_t i = 0; i + 1 < frames.size(); ++i) {
+        if (std::uniform_real_distribution<>(0, 1)(wire_.rng) < wire_.reorder) {
+          std::swap(frames[i], frames[i + 1]);
+        }
+      }
+    }
+    for (auto& f : frames) {
+      const double r = std::uniform_real_distribution<>(0, 1)(wire_.rng);
+      if (r < wire_.drop) {
+        ++wire_.dropped;
+        continue;
+      }
+      const int copies = r < wire_.drop + wire_.dup ? 2 : 1;
+      for (int c = 0; c < copies; ++c) {
+        Packet p;
+        ASSERT_EQ(decode_frame(f, &p), DecodeStatus::kOk);
+        to.receive(p);
+      }
+    }
+  }
+
+  // Run until nothing moves; idle rounds advance the clock to the next
+  // timer.  Returns false if it never settles.
+  bool run(int max_rounds = 100000) {
+    for (int i = 0; i < max_rounds; ++i) {
+      bool busy = a_->send_step(16);
+      busy |= b_->send_step(16);
+      busy |= !ea_.out.empty() || !eb_.out.empty();
+      deliver(ea_, *b_);
+      deliver(eb_, *a_);
+      busy |= a_->timer_step();
+      busy |= b_->timer_step();
+      if (!busy) {
+        const uint64_t next = std::min(a_->next_deadline(), b_->next_deadline());
+        if (next == UINT64_MAX) {
+          return true;
+        }
+        ea_.clock = eb_.clock = std::max(next, ea_.clock);
+      }
+    }
+    return false;
+  }
+
+  SendWqe wqe(WrOpcode op, uint64_t wr_id, uint64_t laddr, uint32_t len, uint64_t raddr = 0,
+              uint32_t rkey = 0x200) {
+    SendWqe w;
+    w.index = static_cast<uint32_t>(ea_.sq.size());
+    w.wr_id = wr_id;
+    w.opcode = op;
+    w.signaled = true;
+    w.num_sge = 1;
+    w.sge[0] = {laddr, len, 0x100};
+    w.length = len;
+    w.remote_addr = raddr;
+    w.rkey = rkey;
+    return w;
+  }
+
+  void fill(FakeEnv& e, uint32_t key, uint64_t va, size_t n, uint32_t seed) {
+    Region* r = e.find(key);
+    std::mt19937 g(seed);
+    for (size_t i = 0; i < n; ++i) {
+      r->data[va - r->iova + i] = std::byte(g());
+    }
+  }
+  bool same(FakeEnv& x, uint32_t kx, uint64_t vx, FakeEnv& y, uint32_t ky, uint64_t vy, size_t n) {
+    Region* rx = x.find(kx);
+    Region* ry = y.find(ky);
+    return std::memcmp(rx->data.data() + (vx - rx->iova), ry->data.data() + (vy - ry->iova), n) ==
+           0;
+  }
+
+  FakeEnv ea_;
+  FakeEnv eb_;
+  std::unique_ptr<QpTransport> a_;
+  std::unique_ptr<QpTransport> b_;
+  Wire wire_;
+};
+
+TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {
+  make(QpType::kRc);
+  fill(ea_, 0x100, 0x10000, 5000, 1);
+  eb_.post_recv(77, 0x200, 0x20000, 8192);
+  auto w = wqe(WrOpcode::kSendImm, 5, 0x10000, 5000);
+  w.imm = 0xabcd1234;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 5000U);
+  EXPECT_EQ(eb_.recv_cqes[0].wr_id, 77U);
+  EXPECT_TRUE(eb_.recv_cqes[0].has_imm);
+  EXPECT_EQ(eb_.recv_cqes[0].imm, 0xabcd1234U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 5000));
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].wr_id, 5U);
+  EXPECT_EQ(ea_.send_cqes[0].opcode, WcOpcode::kSend);
+  EXPECT_EQ(a_->outstanding(), 0U);
+  EXPECT_EQ(a_->sq_psn(), psn_add(0xfffff0, 5));  // 5 packets, across the wrap
+}
+
+TEST_F(TransportPair, RcWriteReadAndAtomics) {
+  make(QpType::kRc);
+  fill(ea_, 0x100, 0x10000, 3000, 2);
+  fill(eb_, 0x200, 0x28000, 4000, 3);
+  uint64_t counter = 100;
+  std::memcpy(eb_.find(0x200)->data.data() + 0x800, &counter, 8);
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 3000, 0x21000));
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 2, 0x14000, 4000, 0x28000));
+  auto faa = wqe(WrOpcode::kFetchAdd, 3, 0x18000, 8, 0x20800);
+  faa.compare_add = 5;
+  ea_.sq.push_back(faa);
+  auto cas = wqe(WrOpcode::kCompareSwap, 4, 0x18008, 8, 0x20800);
+  cas.compare_add = 105;
+  cas.swap = 7;
+  ea_.sq.push_back(cas);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 4U);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(ea_.send_cqes[i].status, WcStatus::kSuccess) << i;
+    EXPECT_EQ(ea_.send_cqes[i].wr_id, i + 1);
+  }
+  EXPECT_EQ(ea_.send_cqes[1].opcode, WcOpcode::kRead);
+  EXPECT_EQ(ea_.send_cqes[1].byte_len, 4000U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x21000, 3000));
+  EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 4000));
+  uint64_t v = 0;
+  std::memcpy(&v, ea_.find(0x100)->data.data() + 0x8000, 8);
+  EXPECT_EQ(v, 100U);  // FETCH_ADD returned the original
+  std::memcpy(&v, ea_.find(0x100)->data.data() + 0x8008, 8);
+  EXPECT_EQ(v, 105U);  // CMP_AND_SWP returned the original
+  std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
+  EXPECT_EQ(v, 7U);  // and swapped
+  EXPECT_TRUE(eb_.recv_cqes.empty());
+}
+
+TEST_F(TransportPair, WriteWithImmConsumesAReceive) {
+  make(QpType::kRc);
+  eb_.post_recv(9, 0x200, 0x20000, 16);
+  auto w = wqe(WrOpcode::kWriteImm, 1, 0x10000, 2500, 0x24000);
+  w.imm = 42;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].opcode, WcOpcode::kRecvWriteImm);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 2500U);
+  EXPECT_EQ(eb_.recv_cqes[0].imm, 42U);
+}
+
+TEST_F(TransportPair, ReceiverNotReadyRetriesThenSucceeds) {
+  make(QpType::kRc);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));
+  // No receive posted: the first attempts get RNR NAKs.
+  for (int i = 0; i < 20; ++i) {
+    a_->send_step(16);
+    deliver(ea_, *b_);
+    deliver(eb_, *a_);
+  }
+  EXPECT_GE(ea_.rnr_naks_rcvd, 1);
+  EXPECT_TRUE(ea_.send_cqes.empty());
+  eb_.post_recv(1, 0x200, 0x20000, 100);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+}
+
+TEST_F(TransportPair, ReceiverNotReadyRetriesRunOut) {
+  make(QpType::kRc, 1024, [](QpConfig& c) { c.rnr_retry = 2; });
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 2, 0x10000, 100));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRnrRetryExcErr);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(ea_.rnr_naks_rcvd, 3);  // the first try and two retries
+  EXPECT_EQ(a_->state(), QpState::kErr);
+}
+
+TEST_F(TransportPair, RemoteAccessErrors) {
+  make(QpType::kRc);
+  eb_.regions[0x300] = Region{kAccessLocalWrite, 0x30000, std::vector<std::byte>(4096)};
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 100, 0x30000, 0x300));  // no remote write
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(a_->state(), QpState::kErr);
+  EXPECT_EQ(b_->state(), QpState::kErr);
+  ASSERT_FALSE(eb_.events.empty());
+  EXPECT_EQ(eb_.events.back(), QpEvent::kAccessErr);
+  // Nothing was written.
+  for (std::byte b : eb_.find(0x300)->data) {
+    ASSERT_EQ(b, std::byte{0});
+  }
+}
+
+TEST_F(TransportPair, ReadOutOfBounds) {
+  make(QpType::kRc);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x10000, 100, 0x20000 + (1 << 20) - 10));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRemAccessErr);
+}
+
+TEST_F(TransportPair, ReadWithUnknownRkey) {
+  make(QpType::kRc);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x10000, 100, 0x20000, 0x999));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRemAccessErr);
+}
+
+TEST_F(TransportPair, LocalProtection) {
+  make(QpType::kRc);
+  auto bad = wqe(WrOpcode::kSend, 1, 0x10000, 100);
+  bad.sge[0].lkey = 0x555;
+  ea_.sq.push_back(bad);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 2, 0x10000, 100));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kWrFlushErr);
+}
+
+TEST_F(TransportPair, ReceiveTooSmall) {
+  make(QpType::kRc);
+  eb_.post_recv(1, 0x200, 0x20000, 10);  // too small
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].status, WcStatus::kLocLenErr);
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRemInvReqErr);
+}
+
+TEST_F(TransportPair, ErrorStateFlushesEverything) {
+  make(QpType::kRc);
+  eb_.post_recv(1, 0x200, 0x20000, 100);
+  eb_.post_recv(2, 0x200, 0x20000, 100);
+  b_->set_state(QpState::kErr);
+  ASSERT_EQ(eb_.recv_cqes.size(), 2U);
+  EXPECT_EQ(eb_.recv_cqes[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(eb_.recv_cqes[1].wr_id, 2U);
+  // Work posted after the error is flushed too.
+  eb_.post_recv(3, 0x200, 0x20000, 100);
+  eb_.sq.push_back(wqe(WrOpcode::kSend, 4, 0x10000, 100));
+  b_->send_step(16);
+  ASSERT_EQ(eb_.recv_cqes.size(), 3U);
+  ASSERT_EQ(eb_.send_cqes.size(), 1U);
+  EXPECT_EQ(eb_.send_cqes[0].status, WcStatus::kWrFlushErr);
+}
+
+TEST_F(TransportPair, UnsignaledWorkCompletesSilently) {
+  make(QpType::kRc);
+  for (int i = 0; i < 10; ++i) {
+    auto w = wqe(WrOpcode::kWrite, static_cast<uint64_t>(i), 0x10000, 64, 0x20000);
+    w.signaled = i == 9;
+    ea_.sq.push_back(w);
+  }
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].wr_id, 9U);
+  EXPECT_EQ(ea_.send_cqes[0].wqe_idx, 9U);
+}
+
+TEST_F(TransportPair, UdCarriesTheGrhAndTheSource) {
+  make(QpType::kUd);
+  eb_.post_recv(1, 0x200, 0x20000, 40 + 1024);
+  auto w = wqe(WrOpcode::kSend, 1, 0x10000, 500);
+  w.remote_qpn = 11;
+  w.remote_qkey = 0x1111;
+  w.ud_path = a_->config().path;
+  fill(ea_, 0x100, 0x10000, 500, 9);
+  ea_.sq.push_back(w);
+  auto too_big = wqe(WrOpcode::kSend, 2, 0x10000, 2000);
+  too_big.ud_path = w.ud_path;
+  ea_.sq.push_back(too_big);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 540U);
+  EXPECT_EQ(eb_.recv_cqes[0].src_qp, 10U);
+  EXPECT_TRUE(eb_.recv_cqes[0].grh);
+  EXPECT_TRUE(eb_.recv_cqes[0].ipv4);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000 + 40, 500));
+  // The GRH holds the IPv4 header in its last 20 bytes: version 4, UDP.
+  EXPECT_EQ(eb_.find(0x200)->data[20], std::byte{0x45});
+  EXPECT_EQ(eb_.find(0x200)->data[29], std::byte{17});
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kLocLenErr);
+}
+
+TEST_F(TransportPair, UdWrongQkeyIsDropped) {
+  make(QpType::kUd);
+  eb_.post_recv(1, 0x200, 0x20000, 2000);
+  auto w = wqe(WrOpcode::kSend, 1, 0x10000, 10);
+  w.remote_qpn = 11;
+  w.remote_qkey = 0x2222;
+  w.ud_path = a_->config().path;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  EXPECT_TRUE(eb_.recv_cqes.empty());
+  EXPECT_EQ(eb_.rq.size(), 1U);
+}
+
+TEST_F(TransportPair, UcSendAndWrite) {
+  make(QpType::kUc);
+  fill(ea_, 0x100, 0x10000, 3000, 4);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 3000));
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 2, 0x10000, 3000, 0x30000));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 3000U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 3000));
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x30000, 3000));
+  EXPECT_EQ(ea_.send_cqes.size(), 2U);
+}
+
+TEST_F(TransportPair, UcDropsAMessageThatLostAPacket) {
+  make(QpType::kUc);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 3000));
+  a_->send_step(16);
+  ASSERT_EQ(ea_.out.size(), 3U);
+  ea_.out.erase(ea_.out.begin() + 1);  // the middle packet is lost
+  deliver(ea_, *b_);
+  EXPECT_TRUE(eb_.recv_cqes.empty());
+  // The receive WQE serves the next message.
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 2, 0x10000, 100));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].wr_id, 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 100U);
+}
+
+TEST_F(TransportPair, FenceWaitsForEarlierReads) {
+  make(QpType::kRc);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x10000, 2048, 0x20000));
+  auto w = wqe(WrOpcode::kSend, 2, 0x10000, 10);
+  w.fence = true;
+  ea_.sq.push_back(w);
+  eb_.post_recv(1, 0x200, 0x30000, 100);
+  a_->send_step(16);
+  EXPECT_EQ(a_->sq_next(), 1U);  // the fenced send waits
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].wr_id, 1U);
+  EXPECT_EQ(ea_.send_cqes[1].wr_id, 2U);
+}
+
+TEST_F(TransportPair, PeerGoneEndsInRetryExceeded) {
+  make(QpType::kRc, 1024, [](QpConfig& c) { c.retry_cnt = 3; });
+  wire_.drop = 1.0;
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kRetryExcErr);
+  EXPECT_EQ(ea_.retransmits, 3);
+}
+
+// Random loss, duplication and reordering: every byte still arrives, in
+// order, exactly once, and every operation completes.
+class LossyWire : public TransportPair, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(LossyWire, RcMovesEveryByte) {
+  make(QpType::kRc);
+  wire_.drop = 0.05;
+  wire_.dup = 0.03;
+  wire_.reorder = 0.05;
+  wire_.rng.seed(GetParam());
+  std::mt19937 g(GetParam() + 1);
+  constexpr int kMsgs = 120;
+  std::vector<uint32_t> lens;
+  std::vector<uint64_t> expect_orig;
+  uint64_t counter = 1000;
+  // The counter lives apart from the message buffers, at remote 0x118000.
+  std::memcpy(eb_.find(0x200)->data.data() + 0xf8000, &counter, 8);
+  for (int i = 0; i < kMsgs; ++i) {
+    const uint32_t len = 1 + g() % 6000;
+    lens.push_back(len);
+    const uint64_t off = static_cast<uint64_t>(i) * 8192 % 0xe0000;
+    const auto id = static_cast<uint64_t>(i);
+    fill(ea_, 0x100, 0x10000 + off, len, static_cast<uint32_t>(i));
+    switch (i % 4) {
+      case 0:
+        eb_.post_recv(id, 0x200, 0x20000 + off, 8192);
+        ea_.sq.push_back(wqe(WrOpcode::kSend, id, 0x10000 + off, len));
+        break;
+      case 1:
+        ea_.sq.push_back(wqe(WrOpcode::kWrite, id, 0x10000 + off, len, 0x20000 + off));
+        break;
+      case 2:
+        fill(eb_, 0x200, 0x20000 + off, len, static_cast<uint32_t>(i + 1000));
+        ea_.sq.push_back(wqe(WrOpcode::kRead, id, 0x10000 + off, len, 0x20000 + off));
+        break;
+      default: {
+        auto w = wqe(WrOpcode::kFetchAdd, id, 0x100000 + static_cast<uint64_t>(i) * 8, 8,
+                     0x20000 + 0xf8000);
+        w.compare_add = 1;
+        ea_.sq.push_back(w);
+        expect_orig.push_back(counter++);
+        break;
+      }
+    }
+  }
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), static_cast<size_t>(kMsgs));
+  size_t atomic = 0;
+  for (int i = 0; i < kMsgs; ++i) {
+    ASSERT_EQ(ea_.send_cqes[i].status, WcStatus::kSuccess) << i;
+    EXPECT_EQ(ea_.send_cqes[i].wr_id, static_cast<uint64_t>(i));
+    const uint64_t off = static_cast<uint64_t>(i) * 8192 % 0xe0000;
+    if (i % 4 == 3) {
+      uint64_t v = 0;
+      std::memcpy(&v, ea_.find(0x100)->data.data() + 0xf0000 + i * 8, 8);
+      EXPECT_EQ(v, expect_orig[atomic++]) << i;  // each add happened exactly once
+    } else if (i % 4 != 0) {
+      EXPECT_TRUE(same(ea_, 0x100, 0x10000 + off, eb_, 0x200, 0x20000 + off, lens[i])) << i;
+    }
+  }
+  uint64_t final_counter = 0;
+  std::memcpy(&final_counter, eb_.find(0x200)->data.data() + 0xf8000, 8);
+  EXPECT_EQ(final_counter, counter);
+  ASSERT_EQ(eb_.recv_cqes.size(), static_cast<size_t>(kMsgs / 4));
+  for (size_t j = 0; j < eb_.recv_cqes.size(); ++j) {
+    EXPECT_EQ(eb_.recv_cqes[j].status, WcStatus::kSuccess);
+    EXPECT_EQ(eb_.recv_cqes[j].byte_len, lens[j * 4]);
+    EXPECT_EQ(eb_.recv_cqes[j].wr_id, j * 4);
+  }
+  EXPECT_GT(wire_.dropped, 0);
+  EXPECT_GT(ea_.retransmits + eb_.retransmits, 0);
+  EXPECT_EQ(a_->state(), QpState::kRts);
+  EXPECT_EQ(b_->state(), QpState::kRts);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, LossyWire, ::testing::Values(1U, 2U, 3U, 20261130U, 777U));
+
+}  // namespace

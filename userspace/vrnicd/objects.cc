@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "objects.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "guest_memory.h"
+#include "hw_access.h"
+
+namespace vrnicd {
+
+bool QueueBuffer::map(const GuestMemory& mem, uint64_t pbl_addr, uint32_t npages) {
+  pages_.clear();
+  if (npages == 0 || npages > VRNIC_QBUF_MAX_PAGES || pbl_addr % sizeof(uint64_t) != 0) {
+    return false;
+  }
+  const std::byte* pbl = mem.translate(pbl_addr, static_cast<uint64_t>(npages) * sizeof(uint64_t));
+  if (pbl == nullptr) {
+    return false;
+  }
+  pages_.reserve(npages);
+  for (uint32_t i = 0; i < npages; ++i) {
+    uint64_t gpa = 0;
+    std::memcpy(&gpa, pbl + static_cast<size_t>(i) * sizeof(gpa), sizeof(gpa));
+    gpa = vrnic::le64(gpa);
+    std::byte* host = gpa % kPageSize == 0 ? mem.translate(gpa, kPageSize) : nullptr;
+    if (host == nullptr) {
+      pages_.clear();
+      return false;
+    }
+    pages_.push_back(host);
+  }
+  return true;
+}
+
+bool Ring::fits() const {
+  if (buf == nullptr || log_stride > kPageShift || log_depth > 20) {
+    return false;
+  }
+  const uint64_t end = (static_cast<uint64_t>(first_page) << kPageShift) +
+                       (static_cast<uint64_t>(depth()) << log_stride);
+  return first_page > 0 && end <= static_cast<uint64_t>(buf->npages()) << kPageShift;
+}
+
+void Mr::read(uint64_t va, std::span<std::byte> dst) const {
+  uint64_t off = va - base;
+  size_t done = 0;
+  const uint64_t psize = 1ULL << page_shift;
+  while (done < dst.size()) {
+    const uint64_t in_page = off & (psize - 1);
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(psize - in_page, dst.size() - done));
+    std::memcpy(dst.data() + done, pages[off >> page_shift] + in_page, n);
+    done += n;
+    off += n;
+  }
+}
+
+void Mr::write(uint64_t va, std::span<const std::byte> src) const {
+  uint64_t off = va - base;
+  size_t done = 0;
+  const uint64_t psize = 1ULL << page_shift;
+  while (done < src.size()) {
+    const uint64_t in_page = off & (psize - 1);
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(psize - in_page, src.size() - done));
+    std::memcpy(pages[off >> page_shift] + in_page, src.data() + done, n);
+    done += n;
+    off += n;
+  }
+}
+
+std::byte* Mr::word(uint64_t va) const {
+  const uint64_t off = va - base;
+  return pages[off >> page_shift] + (off & ((1ULL << page_shift) - 1));
+}
+
+}  // namespace vrnicd

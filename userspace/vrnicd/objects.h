@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Data-path objects as the device keeps them: queue buffers translated to
+// host memory once, memory regions with their page lists, completion
+// queues and shared receive queues.  Guest pointers are validated when an
+// object is created; later accesses are offset arithmetic within them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "roce/transport.h"
+#include "vrnic-hw.h"
+
+namespace vrnicd {
+
+class GuestMemory;
+
+constexpr uint32_t kPageShift = 12;
+constexpr uint32_t kPageSize = 1U << kPageShift;
+
+// npages 4 KiB pages of guest memory named by a page list.
+class QueueBuffer {
+ public:
+  // false if the list or a page is misaligned, outside RAM, or too long.
+  bool map(const GuestMemory& mem, uint64_t pbl_addr, uint32_t npages);
+  [[nodiscard]] uint32_t npages() const { return static_cast<uint32_t>(pages_.size()); }
+  [[nodiscard]] std::byte* page(uint32_t i) const { return pages_[i]; }
+  // Byte offset within the buffer; the caller keeps accesses within a page.
+  [[nodiscard]] std::byte* at(uint64_t offset) const {
+    return pages_[offset >> kPageShift] + (offset & (kPageSize - 1));
+  }
+
+ private:
+  std::vector<std::byte*> pages_;
+};
+
+// A ring of 2^log_depth entries of 2^log_stride bytes in a queue buffer,
+// starting at a page boundary.  Entries never straddle pages.
+struct Ring {
+  const QueueBuffer* buf = nullptr;
+  uint32_t first_page = 0;
+  uint32_t log_depth = 0;
+  uint32_t log_stride = 0;
+
+  [[nodiscard]] bool fits() const;
+  [[nodiscard]] uint32_t depth() const { return 1U << log_depth; }
+  [[nodiscard]] std::byte* entry(uint32_t index) const {
+    const uint64_t off = (static_cast<uint64_t>(first_page) << kPageShift) +
+                         (static_cast<uint64_t>(index & (depth() - 1)) << log_stride);
+    return buf->at(off);
+  }
+};
+
+struct Pd {
+  uint32_t refs = 0;  // MRs, QPs and SRQs using it
+};
+
+struct Mr {
+  uint32_t key = 0;
+  uint32_t pdn = 0;
+  uint32_t access = 0;
+  uint64_t iova = 0;
+  uint64_t length = 0;
+  uint32_t page_shift = kPageShift;
+  uint64_t base = 0;  // iova aligned down to the page size
+  std::vector<std::byte*> pages;
+
+  // [va, va + len) lies inside the region.
+  [[nodiscard]] bool contains(uint64_t va, uint64_t len) const {
+    return va >= iova && len <= length && va - iova <= length - len;
+  }
+  // Copy within the region; the range must be inside it.
+  void read(uint64_t va, std::span<std::byte> dst) const;
+  void write(uint64_t va, std::span<const std::byte> src) const;
+  // Host address of an 8-byte aligned word inside the region.
+  [[nodiscard]] std::byte* word(uint64_t va) const;
+};
+
+struct Cq {
+  uint32_t cqn = 0;
+  QueueBuffer buf;
+  Ring ring;
+  uint32_t eqn = 0;
+  uint32_t pi = 0;
+  uint32_t fired_sn = 0;
+  bool error = false;
+  uint32_t refs = 0;  // QPs using it
+
+  [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
+};
+
+struct Srq {
+  uint32_t srqn = 0;
+  uint32_t pdn = 0;
+  QueueBuffer buf;
+  Ring ring;
+  uint32_t ci = 0;
+  uint32_t limit = 0;  // armed limit, 0: not armed
+  uint32_t refs = 0;   // QPs using it
+
+  [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
+};
+
+}  // namespace vrnicd

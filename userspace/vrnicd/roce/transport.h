@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The transport of one queue pair: the RC, UC and UD protocols of the
+// InfiniBand architecture as RoCEv2 carries them.  A QpTransport turns send
+// work requests into packets (requester), turns incoming requests into
+// memory accesses, completions and responses (responder), and turns
+// responses into completions (completer), with PSNs, ACKs, NAKs, RNR and
+// retransmission.
+//
+// It knows nothing of guest memory, rings or ports: everything outside the
+// protocol goes through QpEnv, which the device implements over guest RAM
+// and tests implement over plain buffers.  Single-threaded (the device's
+// dispatch thread).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "roce/packet.h"
+
+namespace vrnicd::roce {
+
+constexpr uint32_t kMaxSge = 16;
+
+enum class QpType : uint8_t { kRc = 2, kUc = 3, kUd = 4 };
+enum class QpState : uint8_t { kReset = 0, kInit, kRtr, kRts, kSqd, kSqe, kErr };
+
+// Send work request opcodes (libibverbs / vrnic-hw.h encoding).
+enum class WrOpcode : uint8_t {
+  kWrite = 0,
+  kWriteImm = 1,
+  kSend = 2,
+  kSendImm = 3,
+  kRead = 4,
+  kCompareSwap = 5,
+  kFetchAdd = 6,
+};
+
+// Completion opcodes and statuses (libibverbs / vrnic-hw.h encoding).
+enum class WcOpcode : uint8_t {
+  kSend = 0,
+  kWrite = 1,
+  kRead = 2,
+  kCompareSwap = 3,
+  kFetchAdd = 4,
+  kRecv = 128,
+  kRecvWriteImm = 129,
+};
+
+enum class WcStatus : uint8_t {
+  kSuccess = 0,
+  kLocLenErr = 1,
+  kLocQpOpErr = 2,
+  kLocProtErr = 4,
+  kWrFlushErr = 5,
+  kBadRespErr = 7,
+  kLocAccessErr = 8,
+  kRemInvReqErr = 9,
+  kRemAccessErr = 10,
+  kRemOpErr = 11,
+  kRetryExcErr = 12,
+  kRnrRetryExcErr = 13,
+  kFatalErr = 19,
+  kGeneralErr = 21,
+};
+
+const char* wc_status_name(WcStatus s) noexcept;
+
+struct Sge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+struct SendWqe {
+  uint32_t index = 0;  // send ring index
+  uint64_t wr_id = 0;
+  WrOpcode opcode = WrOpcode::kSend;
+  bool signaled = false;
+  bool solicited = false;
+  bool fence = false;
+  bool is_inline = false;
+  uint32_t imm = 0;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  uint32_t remote_qpn = 0;   // UD
+  uint32_t remote_qkey = 0;  // UD
+  Path ud_path;              // UD, resolved from the WQE's address vector
+  uint32_t num_sge = 0;
+  std::array<Sge, kMaxSge> sge{};
+  std::vector<std::byte> inline_data;
+  uint64_t length = 0;  // message length
+};
+
+struct RecvWqe {
+  uint32_t index = 0;
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  std::array<Sge, kMaxSge> sge{};
+  uint64_t length = 0;
+};
+
+struct Completion {
+  uint64_t wr_id = 0;
+  uint32_t wqe_idx = 0;
+  WcOpcode opcode = WcOpcode::kSend;
+  WcStatus status = WcStatus::kSuccess;
+  uint32_t byte_len = 0;
+  bool has_imm = false;
+  uint32_t imm = 0;
+  uint32_t src_qp = 0;
+  bool grh = false;
+  bool ipv4 = false;
+  bool solicited = false;  // for solicited-only CQ notification
+};
+
+// Result of a memory access made on the QP's behalf.
+enum class MemStatus : uint8_t {
+  kOk,
+  kBadKey,     // no such key, or a key of another PD
+  kNoAccess,   // the region does not grant the access
+  kBounds,     // outside the region
+  kMisaligned  // atomics need 8-byte alignment
+};
+
+enum class QpEvent : uint8_t {
+  kCommEst,
+  kSqDrained,
+  kFatal,      // local work queue catastrophic error
+  kReqErr,     // invalid request received
+  kAccessErr,  // remote access violation received
+  kLastWqe,    // SRQ QP in error: no more receives
+};
+
+// Access rights (vrnic-hw.h VRNIC_ACCESS_*).
+constexpr uint32_t kAccessLocalWrite = 1U << 0;
+constexpr uint32_t kAccessRemoteWrite = 1U << 1;
+constexpr uint32_t kAccessRemoteRead = 1U << 2;
+constexpr uint32_t kAccessRemoteAtomic = 1U << 3;
+
+// What a QP's transport needs from the device around it.
+class QpEnv {
+ public:
+  QpEnv() = default;
+  virtual ~QpEnv() = default;
+  QpEnv(const QpEnv&) = delete;
+  QpEnv& operator=(const QpEnv&) = delete;
+  QpEnv(QpEnv&&) = delete;
+  QpEnv& operator=(QpEnv&&) = delete;
+
+  // Local memory through an SGE list (lkeys of the QP's PD).  need is the
+  // access the SGEs must grant (kAccessLocalWrite for targets).
+  virtual MemStatus check_local(std::span<const Sge> sges, uint32_t need) = 0;
+  virtual MemStatus gather(std::span<const Sge> sges, uint64_t offset,
+                           std::span<std::byte> dst) = 0;
+  virtual MemStatus scatter(std::span<const Sge> sges, uint64_t offset,
+                            std::span<const std::byte> src) = 0;
+  // Remote access through an rkey of the QP's PD.
+  virtual MemStatus check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need) = 0;
+  virtual MemStatus remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) = 0;
+  virtual MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) = 0;
+  virtual MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap,
+                                  uint64_t compare_add, uint64_t swap, uint64_t* original) = 0;
+
+  // Send ring: the WQE at index if the driver has posted it.  false with
+  // *bad set: it is posted but malformed.
+  virtual bool read_send_wqe(uint32_t index, SendWqe* wqe, bool* bad) = 0;
+  // The producer index of the send ring.
+  virtual uint32_t send_producer() = 0;
+  // Receive queue (or SRQ): consume the next WQE.  false: none posted.
+  virtual bool take_recv_wqe(RecvWqe* wqe, bool* bad) = 0;
+  // Receive ring only (not SRQ): the WQE at index, for flushing.
+  virtual bool has_srq() = 0;
+
+  virtual void complete_send(const Completion& c) = 0;
+  virtual void complete_recv(const Completion& c) = 0;
+
+  // Send a packet whose payload_len bytes of payload fill() writes into
+  // the frame.  fill returns false when the memory is gone, and the packet
+  // is not sent.
+  virtual bool transmit(const Packet& pkt, size_t payload_len,
+                        const std::function<bool(std::span<std::byte>)>& fill) = 0;
+  virtual void event(QpEvent e) = 0;
+  virtual uint64_t now_us() = 0;
+  // Counters.
+  virtual void count_retransmit() {}
+  virtual void count_rnr_nak(bool sent) { (void)sent; }
+  virtual void count_seq_nak(bool sent) { (void)sent; }
+  virtual void count_duplicate() {}
+};
+
+struct QpConfig {
+  QpType type = QpType::kRc;
+  uint32_t qpn = 0;
+  uint32_t dest_qpn = 0;
+  uint32_t mtu = 1024;  // path MTU in bytes
+  uint32_t qkey = 0;
+  uint16_t pkey = kDefaultPkey;
+  Path path;            // RC/UC: where packets go
+  uint32_t access = 0;  // remote access the QP allows
+  uint8_t timeout = 14;
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 0;
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
+  bool sq_sig_all = false;
+  uint32_t max_inline = 0;
+};
+
+// Microseconds of an RNR NAK timer code (IBA table 45).
+uint64_t rnr_timer_us(uint8_t code) noexcept;
+// Microseconds of the local ACK timeout 4.096 us * 2^timeout (0: none).
+uint64_t ack_timeout_us(uint8_t timeout) noexcept;
+
+class QpTransport {
+ public:
+  QpTransport(QpEnv& env, QpConfig cfg);
+
+  QpConfig& config() { return cfg_; }
+  [[nodiscard]] const QpConfig& config() const { return cfg_; }
+  [[nodiscard]] QpState state() const { return state_; }
+  [[nodiscard]] uint32_t sq_psn() const { return next_psn_; }
+  [[nodiscard]] uint32_t rq_psn() const { return epsn_; }
+  [[nodiscard]] bool sq_draining() const { return state_ == QpState::kSqd && !ops_.empty(); }
+
+  // State changes, already validated by the caller.
+  void set_state(QpState s);
+  void set_sq_psn(uint32_t psn);
+  void set_rq_psn(uint32_t psn);
+
+  // Requester: start and send work, up to budget packets.  Also flushes
+  // work posted to a QP in error.  Returns true if it did anything.
+  bool send_step(int budget);
+  // Any packet addressed to this QP.
+  void receive(const Packet& pkt);
+  // Timers.  Returns true if it did anything.
+  bool timer_step();
+  // When the next timer fires, or UINT64_MAX.
+  [[nodiscard]] uint64_t next_deadline() const;
+  // Work the requester could do right now without new input.
+  [[nodiscard]] bool has_send_work();
+
+  // Work requests started and not yet completed (for tests).
+  [[nodiscard]] size_t outstanding() const { return ops_.size(); }
+  // Send WQEs consumed: the next one to start.
+  [[nodiscard]] uint32_t sq_next() const { return sq_next_; }
+
+ private:
+  struct SendOp {
+    SendWqe wqe;
+    uint32_t first_psn = 0;
+    uint32_t npkts = 1;
+    uint32_t next_pkt = 0;   // next packet to (re)transmit
+    uint32_t done_pkts = 0;  // read: responses received; others: acked
+    bool sent = false;       // every packet transmitted at least once
+    bool done = false;       // complete, waiting for older ones
+    WcStatus status = WcStatus::kSuccess;
+    [[nodiscard]] bool is_read() const { return wqe.opcode == WrOpcode::kRead; }
+    [[nodiscard]] bool is_atomic() const {
+      return wqe.opcode == WrOpcode::kCompareSwap || wqe.opcode == WrOpcode::kFetchAdd;
+    }
+    [[nodiscard]] uint32_t last_psn() const;
+  };
+
+  // A READ or atomic the responder has executed, kept to answer duplicates.
+  struct Resource {
+    bool atomic = false;
+    uint32_t first_psn = 0;
+    uint32_t npkts = 1;
+    uint64_t va = 0;
+    uint32_t rkey = 0;
+    uint32_t length = 0;
+    uint64_t original = 0;
+    uint32_t next_pkt = 0;  // read responses still to send from here
+    bool pending = false;
+  };
+
+  // Requester
+  bool start_next_wqe();
+  bool validate_wqe(SendOp& op, WcStatus* status);
+  bool transmit_packet(SendOp& op);
+  void complete_ops();
+  void fail_op(SendOp& op, WcStatus status);
+  void enter_error();
+  bool flush_step();
+  void ack_up_to(uint32_t psn);
+  void rewind_to(uint32_t psn);
+  void arm_retry_timer();
+  void on_response(const Packet& pkt);
+  [[nodiscard]] size_t outstanding_rd_atomic() const;
+  [[nodiscard]] uint32_t acked_psn() const;
+  bool check_implied_nak(uint32_t psn);
+
+  // Responder
+  void on_request(const Packet& pkt);
+  void on_request_uc(const Packet& pkt);
+  void on_request_ud(const Packet& pkt);
+  void respond_duplicate(const Packet& pkt);
+  void send_ack(uint8_t syndrome, uint32_t psn);
+  void send_nak(NakCode code, uint32_t psn);
+  bool send_read_responses(Resource& r, int* budget);
+  void responder_error(NakCode code, uint32_t psn, QpEvent event);
+  void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
+  bool take_recv(uint32_t psn);
+  [[nodiscard]] bool accepts_requests() const;
+
+  [[nodiscard]] Packet new_packet(uint8_t op, uint32_t psn) const;
+
+  QpEnv& env_;
+  QpConfig cfg_;
+  QpState state_ = QpState::kReset;
+
+  // Requester
+  std::deque<SendOp> ops_;  // started and not completed, oldest first
+  size_t tx_op_ = 0;        // ops_[tx_op_] is the next to transmit from
+  uint32_t sq_next_ = 0;    // next send WQE index to start
+  uint32_t next_psn_ = 0;   // PSN of the next new packet
+  uint32_t retries_left_ = 7;
+  uint32_t rnr_retries_left_ = 7;
+  uint64_t retry_deadline_ = UINT64_MAX;
+  uint64_t rnr_deadline_ = UINT64_MAX;
+  bool error_completed_ = false;   // the erroring WQE's completion is out
+  bool read_rerequested_ = false;  // a READ gap was asked for again ...
+  uint32_t rerequest_psn_ = 0;     // ... from this PSN
+
+  // Responder
+  uint32_t epsn_ = 0;
+  uint32_t msn_ = 0;
+  bool nak_sent_ = false;
+  bool recv_active_ = false;  // in the middle of a SEND
+  RecvWqe recv_;
+  uint64_t recv_offset_ = 0;
+  bool write_active_ = false;  // in the middle of an RDMA WRITE
+  uint32_t write_rkey_ = 0;
+  uint64_t write_va_ = 0;
+  uint64_t write_remaining_ = 0;
+  uint32_t write_total_ = 0;
+  enum class UcMsg : uint8_t { kNone, kSend, kWrite };
+  UcMsg uc_msg_ = UcMsg::kNone;  // UC: the message being received
+  bool comm_established_ = false;
+  std::deque<Resource> resources_;
+};
+
+}  // namespace vrnicd::roce
