@@ -323,13 +323,13 @@ struct vrnic_aq_destroy_eq {
  * follow in the pages the command names.
  */
 #define VRNIC_QBUF_MAX_PAGES		4096
-struct vrnic_qbuf {
+struct vrnic_qbuf_desc {
 	__le64 pbl_addr;
 	__le32 npages;
 	__le32 rsvd;
 };
 
-VRNIC_ASSERT_SIZE(struct vrnic_qbuf, 16);
+VRNIC_ASSERT_SIZE(struct vrnic_qbuf_desc, 16);
 
 /* CREATE_PD: result is the PD number. */
 struct vrnic_aq_create_pd {
@@ -393,7 +393,7 @@ struct vrnic_aq_dereg_mr {
  */
 struct vrnic_aq_create_cq {
 	struct vrnic_aq_hdr hdr;
-	struct vrnic_qbuf buf;
+	struct vrnic_qbuf_desc buf;
 	__le32 log_depth;
 	__le32 eqn;
 	__le32 rsvd[8];
@@ -415,7 +415,7 @@ struct vrnic_aq_destroy_cq {
  */
 struct vrnic_aq_resize_cq {
 	struct vrnic_aq_hdr hdr;
-	struct vrnic_qbuf buf;
+	struct vrnic_qbuf_desc buf;
 	__le32 cqn;
 	__le32 log_depth;
 	__le32 rsvd[8];
@@ -438,9 +438,10 @@ enum vrnic_qp_type {
 #define VRNIC_AQ_CREATE_QP_F_SRQ	VRNIC_BIT(1)
 #define VRNIC_WQE_MIN_LOG_STRIDE	6
 #define VRNIC_WQE_MAX_LOG_STRIDE	12
+#define VRNIC_RQE_MIN_LOG_STRIDE	4	/* receive rings, SRQs */
 struct vrnic_aq_create_qp {
 	struct vrnic_aq_hdr hdr;
-	struct vrnic_qbuf buf;
+	struct vrnic_qbuf_desc buf;
 	__le32 type;		/* enum vrnic_qp_type */
 	__le32 pdn;
 	__le32 send_cqn;
@@ -562,7 +563,7 @@ struct vrnic_aq_destroy_qp {
  */
 struct vrnic_aq_create_srq {
 	struct vrnic_aq_hdr hdr;
-	struct vrnic_qbuf buf;
+	struct vrnic_qbuf_desc buf;
 	__le32 pdn;
 	__u8 log_depth;
 	__u8 log_stride;
@@ -803,18 +804,31 @@ VRNIC_ASSERT_SIZE(struct vrnic_eq_dbrec, 8);
  * are rings the device produces into.  Their doorbell records sit in page
  * 0 of each queue buffer.
  */
+/*
+ * Producer indices are written by the driver; consumer indices by the
+ * device.  sq_ci advances when a send WQE completes (signaled or not), so
+ * the driver never has more than the ring's depth outstanding; rq_ci and
+ * the SRQ ci advance when the device takes a receive WQE into its own
+ * state and no longer needs the ring slot.
+ */
 struct vrnic_qp_dbrec {
 	__le32 sq_pi;		/* send ring producer index */
-	__le32 rsvd0[15];
+	__le32 rsvd0[7];
+	__le32 sq_ci;		/* device: send WQEs completed */
+	__le32 rsvd1[7];
 	__le32 rq_pi;		/* receive ring producer index */
-	__le32 rsvd1[15];
+	__le32 rsvd2[7];
+	__le32 rq_ci;		/* device: receive WQEs taken */
+	__le32 rsvd3[7];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_qp_dbrec, 128);
 
 struct vrnic_srq_dbrec {
 	__le32 pi;
-	__le32 rsvd[15];
+	__le32 rsvd0[7];
+	__le32 ci;		/* device: receive WQEs taken */
+	__le32 rsvd1[7];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_srq_dbrec, 64);
@@ -883,6 +897,9 @@ struct vrnic_sge {
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_sge, 16);
+
+/* No WQE carries more SGEs than this, whatever its stride. */
+#define VRNIC_MAX_SGE			16
 
 /* Receive WQE: this header and num_sge struct vrnic_sge. */
 struct vrnic_rqe {

@@ -16,6 +16,7 @@
 #include <linux/pci.h>
 #include <linux/semaphore.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "vrnic-hw.h"
@@ -137,6 +138,48 @@ struct vrnic_port_attrs {
 	u8 mac[ETH_ALEN];
 };
 
+/*
+ * A queue buffer: zeroed pages the device reads and writes (CQ, QP and SRQ
+ * rings with their doorbell records in page 0), described to the device by
+ * a page list, and mapped into the owning process.
+ */
+struct vrnic_qbuf {
+	void *buf;		/* vmalloc_user(), npages * PAGE_SIZE */
+	u32 npages;
+	dma_addr_t *dma;	/* per page */
+	__le64 *pbl;		/* the page list, for the device */
+	dma_addr_t pbl_dma;
+};
+
+struct vrnic_reg_mr_params {
+	u64 iova;
+	u64 length;
+	dma_addr_t pbl_addr;
+	u32 pdn;
+	u32 access;		/* VRNIC_ACCESS_* */
+	u32 npages;
+	u32 page_shift;
+	bool indirect;
+};
+
+struct vrnic_create_qp_params {
+	const struct vrnic_qbuf *qb;
+	u32 type;		/* enum vrnic_qp_type */
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	u32 srqn;
+	bool has_srq;
+	bool sq_sig_all;
+	u8 sq_log_depth;
+	u8 sq_log_stride;
+	u8 rq_log_depth;
+	u8 rq_log_stride;
+	u16 sq_page;
+	u16 rq_page;
+	u32 max_inline;
+};
+
 enum vrnic_dev_flags {
 	VRNIC_FLAG_FATAL,		/* device dead: fail everything */
 	VRNIC_FLAG_IB_REGISTERED,	/* events may be dispatched */
@@ -167,6 +210,11 @@ struct vrnic_dev {
 	bool netdev_rescan;
 	struct notifier_block netdev_nb;
 	struct work_struct port_work;
+
+	/* Objects by device number, for events; entries are RCU-safe. */
+	struct xarray cq_xa;
+	struct xarray qp_xa;
+	struct xarray srq_xa;
 
 	struct delayed_work watchdog;
 	u32 last_heartbeat;
@@ -247,6 +295,32 @@ int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
 int vrnic_cmd_clear_gid(struct vrnic_dev *dev, u32 index);
 int vrnic_cmd_create_eq(struct vrnic_dev *dev, struct vrnic_eq *eq);
 int vrnic_cmd_destroy_eq(struct vrnic_dev *dev, u32 eqn);
+int vrnic_cmd_create_pd(struct vrnic_dev *dev, u32 *pdn);
+int vrnic_cmd_destroy_pd(struct vrnic_dev *dev, u32 pdn);
+int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
+		     u32 *key);
+int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key);
+int vrnic_cmd_create_cq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb,
+			u32 log_depth, u32 eqn, u32 *cqn);
+int vrnic_cmd_destroy_cq(struct vrnic_dev *dev, u32 cqn);
+int vrnic_cmd_resize_cq(struct vrnic_dev *dev, u32 cqn, const struct vrnic_qbuf *qb,
+			u32 log_depth);
+int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_params *p,
+			u32 *qpn);
+int vrnic_cmd_modify_qp(struct vrnic_dev *dev, u32 qpn, u32 mask,
+			const struct vrnic_qp_attr *attr);
+int vrnic_cmd_query_qp(struct vrnic_dev *dev, u32 qpn, struct vrnic_qp_attr *attr);
+int vrnic_cmd_destroy_qp(struct vrnic_dev *dev, u32 qpn);
+int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
+			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn);
+int vrnic_cmd_modify_srq(struct vrnic_dev *dev, u32 srqn, u32 limit);
+int vrnic_cmd_query_srq(struct vrnic_dev *dev, u32 srqn, u32 *limit);
+int vrnic_cmd_destroy_srq(struct vrnic_dev *dev, u32 srqn);
+int vrnic_cmd_query_stats(struct vrnic_dev *dev, struct vrnic_stats *stats);
+
+/* vrnic_qbuf.c */
+int vrnic_qbuf_alloc(struct vrnic_dev *dev, struct vrnic_qbuf *qb, u32 npages);
+void vrnic_qbuf_free(struct vrnic_dev *dev, struct vrnic_qbuf *qb);
 
 /* vrnic_eq.c */
 int vrnic_aeq_init(struct vrnic_dev *dev);
@@ -254,6 +328,7 @@ void vrnic_aeq_destroy(struct vrnic_dev *dev);
 irqreturn_t vrnic_ctrl_irq(int irq, void *data);
 int vrnic_ceqs_init(struct vrnic_dev *dev);
 void vrnic_ceqs_destroy(struct vrnic_dev *dev);
+void vrnic_eq_sync(struct vrnic_dev *dev, u32 eqn);
 
 /* vrnic_port.c */
 int vrnic_port_init(struct vrnic_dev *dev);

@@ -219,3 +219,228 @@ int vrnic_cmd_destroy_eq(struct vrnic_dev *dev, u32 eqn)
 	cmd.destroy_eq.eqn = cpu_to_le32(eqn);
 	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
 }
+
+int vrnic_cmd_create_pd(struct vrnic_dev *dev, u32 *pdn)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_PD, 0);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*pdn = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+/* Destroy commands share one shape: an object number after the header. */
+static int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 num)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, opcode, 0);
+	cmd.destroy_pd.pdn = cpu_to_le32(num);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_destroy_pd(struct vrnic_dev *dev, u32 pdn)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DESTROY_PD, pdn);
+}
+
+int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
+		     u32 *key)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_REG_MR,
+		       p->indirect ? VRNIC_AQ_REG_MR_F_INDIRECT : 0);
+	cmd.reg_mr.iova = cpu_to_le64(p->iova);
+	cmd.reg_mr.length = cpu_to_le64(p->length);
+	cmd.reg_mr.pbl_addr = cpu_to_le64(p->pbl_addr);
+	cmd.reg_mr.pdn = cpu_to_le32(p->pdn);
+	cmd.reg_mr.access = cpu_to_le32(p->access);
+	cmd.reg_mr.npages = cpu_to_le32(p->npages);
+	cmd.reg_mr.page_shift = cpu_to_le32(p->page_shift);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*key = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DEREG_MR, key);
+}
+
+static void vrnic_cmd_qbuf(struct vrnic_qbuf_desc *d, const struct vrnic_qbuf *qb)
+{
+	d->pbl_addr = cpu_to_le64(qb->pbl_dma);
+	d->npages = cpu_to_le32(qb->npages);
+	d->rsvd = 0;
+}
+
+int vrnic_cmd_create_cq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb,
+			u32 log_depth, u32 eqn, u32 *cqn)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_CQ, 0);
+	vrnic_cmd_qbuf(&cmd.create_cq.buf, qb);
+	cmd.create_cq.log_depth = cpu_to_le32(log_depth);
+	cmd.create_cq.eqn = cpu_to_le32(eqn);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*cqn = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_destroy_cq(struct vrnic_dev *dev, u32 cqn)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DESTROY_CQ, cqn);
+}
+
+int vrnic_cmd_resize_cq(struct vrnic_dev *dev, u32 cqn, const struct vrnic_qbuf *qb,
+			u32 log_depth)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_RESIZE_CQ, 0);
+	vrnic_cmd_qbuf(&cmd.resize_cq.buf, qb);
+	cmd.resize_cq.cqn = cpu_to_le32(cqn);
+	cmd.resize_cq.log_depth = cpu_to_le32(log_depth);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_params *p,
+			u32 *qpn)
+{
+	struct vrnic_aq_create_qp *c;
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	u32 flags = 0;
+	int err;
+
+	if (p->sq_sig_all)
+		flags |= VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL;
+	if (p->has_srq)
+		flags |= VRNIC_AQ_CREATE_QP_F_SRQ;
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_QP, flags);
+	c = &cmd.create_qp;
+	vrnic_cmd_qbuf(&c->buf, p->qb);
+	c->type = cpu_to_le32(p->type);
+	c->pdn = cpu_to_le32(p->pdn);
+	c->send_cqn = cpu_to_le32(p->send_cqn);
+	c->recv_cqn = cpu_to_le32(p->recv_cqn);
+	c->srqn = cpu_to_le32(p->srqn);
+	c->sq_log_depth = p->sq_log_depth;
+	c->sq_log_stride = p->sq_log_stride;
+	c->rq_log_depth = p->rq_log_depth;
+	c->rq_log_stride = p->rq_log_stride;
+	c->sq_page = cpu_to_le16(p->sq_page);
+	c->rq_page = cpu_to_le16(p->rq_page);
+	c->max_inline = cpu_to_le32(p->max_inline);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*qpn = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_modify_qp(struct vrnic_dev *dev, u32 qpn, u32 mask,
+			const struct vrnic_qp_attr *attr)
+{
+	struct device *dmadev = &dev->pdev->dev;
+	struct vrnic_qp_attr *buf;
+	union vrnic_aq_cmd cmd;
+	dma_addr_t dma;
+	int err;
+
+	buf = dma_alloc_coherent(dmadev, sizeof(*buf), &dma, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, attr, sizeof(*buf));
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_QP, 0);
+	cmd.modify_qp.qpn = cpu_to_le32(qpn);
+	cmd.modify_qp.attr_mask = cpu_to_le32(mask);
+	cmd.modify_qp.attr.addr = cpu_to_le64(dma);
+	cmd.modify_qp.attr.len = cpu_to_le32(sizeof(*buf));
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+	dma_free_coherent(dmadev, sizeof(*buf), buf, dma);
+	return err;
+}
+
+int vrnic_cmd_query_qp(struct vrnic_dev *dev, u32 qpn, struct vrnic_qp_attr *attr)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_QP, 0);
+	cmd.query_qp.qpn = cpu_to_le32(qpn);
+	return vrnic_cmd_with_resp(dev, &cmd, &cmd.query_qp.resp, attr, sizeof(*attr));
+}
+
+int vrnic_cmd_destroy_qp(struct vrnic_dev *dev, u32 qpn)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DESTROY_QP, qpn);
+}
+
+int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
+			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_SRQ, 0);
+	vrnic_cmd_qbuf(&cmd.create_srq.buf, qb);
+	cmd.create_srq.pdn = cpu_to_le32(pdn);
+	cmd.create_srq.log_depth = log_depth;
+	cmd.create_srq.log_stride = log_stride;
+	cmd.create_srq.ring_page = cpu_to_le16(1);
+	cmd.create_srq.limit = cpu_to_le32(limit);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*srqn = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_modify_srq(struct vrnic_dev *dev, u32 srqn, u32 limit)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_SRQ, VRNIC_AQ_MODIFY_SRQ_F_LIMIT);
+	cmd.modify_srq.srqn = cpu_to_le32(srqn);
+	cmd.modify_srq.limit = cpu_to_le32(limit);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
+int vrnic_cmd_query_srq(struct vrnic_dev *dev, u32 srqn, u32 *limit)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_SRQ, 0);
+	cmd.query_srq.srqn = cpu_to_le32(srqn);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*limit = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_destroy_srq(struct vrnic_dev *dev, u32 srqn)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DESTROY_SRQ, srqn);
+}
+
+int vrnic_cmd_query_stats(struct vrnic_dev *dev, struct vrnic_stats *stats)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_STATS, 0);
+	return vrnic_cmd_with_resp(dev, &cmd, &cmd.query_stats.resp, stats,
+				   sizeof(*stats));
+}

@@ -11,6 +11,7 @@
 #include <linux/dma-mapping.h>
 
 #include "vrnic.h"
+#include "vrnic_verbs.h"
 
 static struct vrnic_eqe *vrnic_eq_next(struct vrnic_eq *eq)
 {
@@ -117,11 +118,88 @@ static void vrnic_aeq_handle(struct vrnic_dev *dev, struct vrnic_eqe *eqe)
 	case VRNIC_EQE_TYPE_NOP:
 		vrnic_eq_nop(&dev->aeq, d0);
 		break;
+	case VRNIC_EQE_TYPE_CQ_ERROR:
+	case VRNIC_EQE_TYPE_QP_FATAL:
+	case VRNIC_EQE_TYPE_QP_REQ_ERR:
+	case VRNIC_EQE_TYPE_QP_ACCESS_ERR:
+	case VRNIC_EQE_TYPE_QP_COMM_EST:
+	case VRNIC_EQE_TYPE_QP_SQ_DRAINED:
+	case VRNIC_EQE_TYPE_QP_LAST_WQE:
+	case VRNIC_EQE_TYPE_SRQ_LIMIT:
+		vrnic_async_event(dev, type, d0);
+		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,
 				     "unknown async event type %u\n", type);
 		break;
 	}
+}
+
+/*
+ * An event about a CQ, QP or SRQ, delivered to its handler.  Objects are
+ * looked up by number; destroying one removes it from its table and then
+ * waits for this handler (vrnic_eq_sync()), so it is valid here.
+ */
+void vrnic_async_event(struct vrnic_dev *dev, u32 type, u32 num)
+{
+	struct ib_event ev = { .device = &dev->ibdev };
+	struct vrnic_srq *srq;
+	struct vrnic_cq *cq;
+	struct vrnic_qp *qp;
+
+	switch (type) {
+	case VRNIC_EQE_TYPE_CQ_ERROR:
+		cq = xa_load(&dev->cq_xa, num);
+		if (!cq || !cq->ibcq.event_handler)
+			return;
+		ibdev_warn_ratelimited(&dev->ibdev, "CQ %u overran\n", num);
+		ev.event = IB_EVENT_CQ_ERR;
+		ev.element.cq = &cq->ibcq;
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		return;
+	case VRNIC_EQE_TYPE_SRQ_LIMIT:
+		srq = xa_load(&dev->srq_xa, num);
+		if (!srq || !srq->ibsrq.event_handler)
+			return;
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		ev.element.srq = &srq->ibsrq;
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		return;
+	case VRNIC_EQE_TYPE_QP_FATAL:
+		ev.event = IB_EVENT_QP_FATAL;
+		break;
+	case VRNIC_EQE_TYPE_QP_REQ_ERR:
+		ev.event = IB_EVENT_QP_REQ_ERR;
+		break;
+	case VRNIC_EQE_TYPE_QP_ACCESS_ERR:
+		ev.event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	case VRNIC_EQE_TYPE_QP_COMM_EST:
+		ev.event = IB_EVENT_COMM_EST;
+		break;
+	case VRNIC_EQE_TYPE_QP_SQ_DRAINED:
+		ev.event = IB_EVENT_SQ_DRAINED;
+		break;
+	case VRNIC_EQE_TYPE_QP_LAST_WQE:
+		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
+		break;
+	default:
+		return;
+	}
+	qp = xa_load(&dev->qp_xa, num);
+	if (!qp || !qp->ibqp.event_handler)
+		return;
+	ev.element.qp = &qp->ibqp;
+	qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Wait until no handler of event queue eqn is running. */
+void vrnic_eq_sync(struct vrnic_dev *dev, u32 eqn)
+{
+	if (eqn == 0)
+		synchronize_irq(pci_irq_vector(dev->pdev, 0));
+	else if (eqn <= dev->num_ceqs)
+		synchronize_irq(dev->ceqs[eqn - 1].irq);
 }
 
 static void vrnic_aeq_process(struct vrnic_dev *dev)
@@ -162,8 +240,14 @@ irqreturn_t vrnic_ctrl_irq(int irq, void *data)
 static void vrnic_ceq_handle(struct vrnic_eq *eq, struct vrnic_eqe *eqe)
 {
 	u32 type = FIELD_GET(VRNIC_EQE_TYPE_MASK, le32_to_cpu(eqe->info));
+	struct vrnic_cq *cq;
 
 	switch (type) {
+	case VRNIC_EQE_TYPE_COMPLETION:
+		cq = xa_load(&eq->dev->cq_xa, le32_to_cpu(eqe->data[0]));
+		if (cq && cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		break;
 	case VRNIC_EQE_TYPE_NOP:
 		vrnic_eq_nop(eq, le32_to_cpu(eqe->data[0]));
 		break;

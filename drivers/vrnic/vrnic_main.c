@@ -341,20 +341,45 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.uverbs_abi_ver = VRNIC_UVERBS_ABI_VERSION,
 
 	.add_gid = vrnic_add_gid,
+	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
+	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
+	.create_ah = vrnic_create_ah,
+	.create_user_ah = vrnic_create_ah,
+	.create_cq = vrnic_create_cq,
+	.create_qp = vrnic_create_qp,
+	.create_srq = vrnic_create_srq,
+	.dealloc_pd = vrnic_dealloc_pd,
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
 	.del_gid = vrnic_del_gid,
+	.dereg_mr = vrnic_dereg_mr,
+	.destroy_ah = vrnic_destroy_ah,
+	.destroy_cq = vrnic_destroy_cq,
+	.destroy_qp = vrnic_destroy_qp,
+	.destroy_srq = vrnic_destroy_srq,
 	.device_group = &vrnic_attr_group,
 	.disassociate_ucontext = vrnic_disassociate_ucontext,
 	.get_dev_fw_str = vrnic_get_dev_fw_str,
+	.get_hw_stats = vrnic_get_hw_stats,
 	.get_link_layer = vrnic_get_link_layer,
 	.get_port_immutable = vrnic_get_port_immutable,
 	.mmap = vrnic_mmap,
 	.mmap_free = vrnic_mmap_free,
+	.modify_qp = vrnic_modify_qp,
+	.modify_srq = vrnic_modify_srq,
 	.query_device = vrnic_query_device,
 	.query_pkey = vrnic_query_pkey,
 	.query_port = vrnic_query_port,
+	.query_qp = vrnic_query_qp,
+	.query_srq = vrnic_query_srq,
+	.reg_user_mr = vrnic_reg_user_mr,
+	.resize_cq = vrnic_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
 };
 
@@ -415,6 +440,9 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
+	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 
 	err = vrnic_probe_dev(dev);
 	if (err)
@@ -437,6 +465,9 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 err_remove_dev:
 	vrnic_remove_dev(dev);
 err_dealloc:
+	xa_destroy(&dev->srq_xa);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
 	ib_dealloc_device(&dev->ibdev);
 err_disable:
 	pci_disable_device(pdev);
@@ -449,6 +480,9 @@ static void vrnic_remove(struct pci_dev *pdev)
 
 	vrnic_ib_unregister(dev);
 	vrnic_remove_dev(dev);
+	xa_destroy(&dev->srq_xa);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
 	ib_dealloc_device(&dev->ibdev);
 	pci_disable_device(pdev);
 }

@@ -4,6 +4,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -262,17 +263,28 @@ int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		return -EINVAL;
 	entry = to_vmmap(rdma_entry);
 
-	if (entry->type == VRNIC_MMAP_IO_RO) {
+	switch (entry->type) {
+	case VRNIC_MMAP_QBUF:
+		/* The mapping takes page references: the pages stay until it
+		 * goes, whatever happens to the queue.
+		 */
+		err = remap_vmalloc_range(vma, entry->vaddr, 0);
+		break;
+	case VRNIC_MMAP_IO_RO:
 		if (vma->vm_flags & VM_WRITE) {
 			err = -EPERM;
-			goto out;
+			break;
 		}
 		vma->vm_flags &= ~VM_MAYWRITE;
+		fallthrough;
+	case VRNIC_MMAP_IO_NC:
+		err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
+					rdma_entry->npages * PAGE_SIZE, prot,
+					rdma_entry);
+		break;
+	default:
+		err = -EINVAL;
 	}
-	err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
-				rdma_entry->npages * PAGE_SIZE, prot,
-				rdma_entry);
-out:
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }
@@ -280,6 +292,162 @@ out:
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	kfree(to_vmmap(rdma_entry));
+}
+
+/* Offer a queue buffer to the process at *key. */
+struct rdma_user_mmap_entry *vrnic_mmap_qbuf(struct ib_ucontext *ibuctx,
+					     struct vrnic_qbuf *qb, u64 *key)
+{
+	struct vrnic_user_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return NULL;
+	entry->vaddr = qb->buf;
+	entry->type = VRNIC_MMAP_QBUF;
+	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
+					  (size_t)qb->npages << PAGE_SHIFT);
+	if (err) {
+		kfree(entry);
+		return NULL;
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
+int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_alloc_pd_resp resp = {};
+	struct vrnic_pd *pd = to_vpd(ibpd);
+	int err;
+
+	err = vrnic_cmd_create_pd(dev, &pd->pdn);
+	if (err)
+		return err;
+	if (udata && udata->outlen) {
+		resp.pdn = pd->pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err) {
+			vrnic_cmd_destroy_pd(dev, pd->pdn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	int err = vrnic_cmd_destroy_pd(dev, to_vpd(ibpd)->pdn);
+
+	/* A dead device has no PD left to destroy. */
+	if (err && !vrnic_dead(dev))
+		ibdev_warn(&dev->ibdev, "DESTROY_PD %u failed: %d\n",
+			   to_vpd(ibpd)->pdn, err);
+	return 0;
+}
+
+int vrnic_fill_av(const struct rdma_ah_attr *ah, struct vrnic_av *av)
+{
+	const struct ib_global_route *grh;
+	u16 vlan_id = 0xffff;
+	int err;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (!grh->sgid_attr || grh->sgid_attr->index > U8_MAX)
+		return -EINVAL;
+	err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
+	if (err)
+		return err;
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	ether_addr_copy(av->dmac, ah->roce.dmac);
+	av->sgid_index = grh->sgid_attr->index;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	av->traffic_class = grh->traffic_class;
+	av->vlan_id = cpu_to_le16(vlan_id < VLAN_N_VID ? vlan_id : 0xffff);
+	return 0;
+}
+
+/* Address handles need no device object: UD WQEs carry the address. */
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct vrnic_create_ah_resp resp = {};
+	struct vrnic_ah *ah = to_vah(ibah);
+	int err;
+
+	err = vrnic_fill_av(init->ah_attr, &ah->av);
+	if (err)
+		return err;
+	if (udata && udata->outlen) {
+		resp.av = ah->av;
+		return ib_copy_to_udata(udata, &resp,
+					min(sizeof(resp), udata->outlen));
+	}
+	return 0;
+}
+
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}
+
+static const struct rdma_stat_desc vrnic_stat_descs[] = {
+	[VRNIC_STAT_TX_PACKETS].name = "tx_packets",
+	[VRNIC_STAT_TX_BYTES].name = "tx_bytes",
+	[VRNIC_STAT_RX_PACKETS].name = "rx_packets",
+	[VRNIC_STAT_RX_BYTES].name = "rx_bytes",
+	[VRNIC_STAT_RX_DROPPED].name = "rx_dropped",
+	[VRNIC_STAT_ICRC_ERRORS].name = "rx_icrc_errors",
+	[VRNIC_STAT_RETRANSMITS].name = "retransmits",
+	[VRNIC_STAT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[VRNIC_STAT_RNR_NAKS_RCVD].name = "rnr_naks_received",
+	[VRNIC_STAT_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[VRNIC_STAT_SEQ_NAKS_RCVD].name = "seq_naks_received",
+	[VRNIC_STAT_DUPLICATES].name = "duplicates",
+	[VRNIC_STAT_DOORBELLS].name = "doorbells",
+	[VRNIC_STAT_ENGINE_SLEEPS].name = "engine_sleeps",
+	[VRNIC_STAT_WQES].name = "send_wqes",
+	[VRNIC_STAT_CQES].name = "cqes",
+	[VRNIC_STAT_PDS].name = "objects_pd",
+	[VRNIC_STAT_MRS].name = "objects_mr",
+	[VRNIC_STAT_CQS].name = "objects_cq",
+	[VRNIC_STAT_QPS].name = "objects_qp",
+	[VRNIC_STAT_SRQS].name = "objects_srq",
+	[VRNIC_STAT_MR_PAGES].name = "mr_pages",
+};
+
+struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(vrnic_stat_descs) != VRNIC_STAT_MAX);
+	return rdma_alloc_hw_stats_struct(vrnic_stat_descs, VRNIC_STAT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct vrnic_stats *s;
+	int err, i;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	err = vrnic_cmd_query_stats(to_vdev(ibdev), s);
+	if (!err) {
+		for (i = 0; i < VRNIC_STAT_MAX && i < stats->num_counters; i++)
+			stats->value[i] = le64_to_cpu(s->counter[i]);
+	}
+	kfree(s);
+	return err ? err : VRNIC_STAT_MAX;
 }
 
 static ssize_t hca_type_show(struct device *device,

@@ -6,19 +6,96 @@
 #define VRNIC_VERBS_H
 
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vrnic.h"
 
 enum vrnic_mmap_type {
 	VRNIC_MMAP_IO_NC,	/* device registers, uncached */
 	VRNIC_MMAP_IO_RO,	/* device status page, read-only */
+	VRNIC_MMAP_QBUF,	/* a queue buffer (vmalloc memory) */
 };
 
 struct vrnic_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
-	phys_addr_t address;
+	phys_addr_t address;	/* IO */
+	void *vaddr;		/* QBUF */
 	enum vrnic_mmap_type type;
 };
+
+struct vrnic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct vrnic_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	u32 key;
+};
+
+struct vrnic_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u32 log_depth;
+	u32 eqn;
+	struct vrnic_qbuf qb;
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+struct vrnic_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	enum ib_qp_state state;
+	struct ib_qp_cap cap;
+	bool sq_sig_all;
+	struct vrnic_qbuf qb;
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+struct vrnic_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u32 max_wr;
+	u32 max_sge;
+	struct vrnic_qbuf qb;
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+struct vrnic_ah {
+	struct ib_ah ibah;
+	struct vrnic_av av;
+};
+
+static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct vrnic_pd, ibpd);
+}
+
+static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vrnic_mr, ibmr);
+}
+
+static inline struct vrnic_cq *to_vcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vrnic_cq, ibcq);
+}
+
+static inline struct vrnic_qp *to_vqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vrnic_qp, ibqp);
+}
+
+static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vrnic_srq, ibsrq);
+}
+
+static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vrnic_ah, ibah);
+}
 
 struct vrnic_ucontext {
 	struct ib_ucontext ibucontext;
@@ -29,6 +106,13 @@ struct vrnic_ucontext {
 static inline struct vrnic_ucontext *to_vuctx(struct ib_ucontext *ibuctx)
 {
 	return container_of(ibuctx, struct vrnic_ucontext, ibucontext);
+}
+
+/* The user context a verb's udata belongs to. */
+static inline struct ib_ucontext *vrnic_udata_ucontext(struct ib_udata *udata)
+{
+	return &rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+					  ibucontext)->ibucontext;
 }
 
 static inline struct vrnic_user_mmap_entry *
@@ -54,6 +138,47 @@ void vrnic_dealloc_ucontext(struct ib_ucontext *ibuctx);
 void vrnic_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+struct rdma_user_mmap_entry *vrnic_mmap_qbuf(struct ib_ucontext *ibuctx,
+					     struct vrnic_qbuf *qb, u64 *key);
+
+int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vrnic_fill_av(const struct rdma_ah_attr *ah, struct vrnic_av *av);
+struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev, u32 port);
+int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+/* vrnic_mr.c */
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access, struct ib_udata *udata);
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* vrnic_cq.c */
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* vrnic_qp.c */
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		    struct ib_udata *udata);
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* vrnic_eq.c */
+void vrnic_async_event(struct vrnic_dev *dev, u32 type, u32 num);
 
 extern const struct attribute_group vrnic_attr_group;
 

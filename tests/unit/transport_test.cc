@@ -233,7 +233,9 @@ class TransportPair : public ::testing::Test {
       t->set_rq_psn(0xfffff0);  // start near the wrap
       t->set_sq_psn(0xfffff0);
       t->set_state(QpState::kRtr);
-      t->set_state(QpState::kRts);
+      if (t == a_.get() || b_final_ == QpState::kRts) {
+        t->set_state(QpState::kRts);
+      }
     }
     ea_.add_region(0x100, 0x10000, 1 << 20, kAll);
     eb_.add_region(0x200, 0x20000, 1 << 20, kAll);
@@ -315,6 +317,7 @@ class TransportPair : public ::testing::Test {
            0;
   }
 
+  QpState b_final_ = QpState::kRts;  // where make() leaves b
   FakeEnv ea_;
   FakeEnv eb_;
   std::unique_ptr<QpTransport> a_;
@@ -377,6 +380,27 @@ TEST_F(TransportPair, RcWriteReadAndAtomics) {
   std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
   EXPECT_EQ(v, 7U);  // and swapped
   EXPECT_TRUE(eb_.recv_cqes.empty());
+}
+
+// A responder answers from RTR on: a passive side (as in ib_read_bw's
+// server) never moves to RTS, yet must serve READs and atomics.
+TEST_F(TransportPair, ResponderInRtrServesReadsAndAtomics) {
+  b_final_ = QpState::kRtr;
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x28000, 3000, 4);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x14000, 3000, 0x28000));
+  auto faa = wqe(WrOpcode::kFetchAdd, 2, 0x18000, 8, 0x20800);
+  faa.compare_add = 3;
+  ea_.sq.push_back(faa);
+  ASSERT_TRUE(run());
+  EXPECT_EQ(b_->state(), QpState::kRtr);
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kSuccess);
+  EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 3000));
+  uint64_t v = 0;
+  std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
+  EXPECT_EQ(v, 3U);
 }
 
 TEST_F(TransportPair, WriteWithImmConsumesAReceive) {

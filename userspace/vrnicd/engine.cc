@@ -19,6 +19,7 @@ using roce::MemStatus;
 constexpr int kSendBudget = 32;       // packets per QP per round
 constexpr int kLoopbackBudget = 256;  // frames delivered per round
 constexpr size_t kMaxFramePool = 256;
+static_assert(roce::kMaxSge == VRNIC_MAX_SGE);
 constexpr uint32_t kCqeLogStride = 5;  // 32-byte CQEs
 
 template <typename T>
@@ -118,6 +119,16 @@ uint8_t eqe_type_for(roce::QpEvent e) {
 Qp::Qp(Engine& e, const roce::QpConfig& cfg) : eng(e), tp(*this, cfg) {}
 
 uint32_t Qp::send_producer() { return load_le32(dbrec() + offsetof(vrnic_qp_dbrec, sq_pi)); }
+
+// The send ring slot of a WQE is free again once the WQE has completed,
+// as on rxe: so at most max_send_wr WQEs are ever outstanding.
+void Qp::publish_sq_ci() {
+  const uint32_t done = tp.sq_done();
+  if (done != published_sq_ci) {
+    published_sq_ci = done;
+    vrnic::store_release32(dbrec() + offsetof(vrnic_qp_dbrec, sq_ci), vrnic::to_le32(done));
+  }
+}
 
 uint32_t Qp::recv_producer() const {
   if (srq != nullptr) {
@@ -356,6 +367,9 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
     wqe->sge[i] = {vrnic::le64(s.addr), vrnic::le32(s.length), vrnic::le32(s.lkey)};
     wqe->length += wqe->sge[i].length;
   }
+  vrnic::store_release32(srq != nullptr ? srq->dbrec() + offsetof(vrnic_srq_dbrec, ci)
+                                        : dbrec() + offsetof(vrnic_qp_dbrec, rq_ci),
+                         vrnic::to_le32(ci));
   if (srq != nullptr && srq->limit != 0 && pi - srq->ci < srq->limit) {
     srq->limit = 0;  // one event per arm
     eng.host_.async_event(VRNIC_EQE_TYPE_SRQ_LIMIT, srq->srqn, 0);
@@ -404,6 +418,7 @@ void Qp::count_seq_nak(bool sent) {
   eng.count(sent ? VRNIC_STAT_SEQ_NAKS_SENT : VRNIC_STAT_SEQ_NAKS_RCVD);
 }
 void Qp::count_duplicate() { eng.count(VRNIC_STAT_DUPLICATES); }
+void Qp::count_wqe() { eng.count(VRNIC_STAT_WQES); }
 
 // ---------------------------------------------------------------------------
 // Engine
@@ -744,8 +759,8 @@ uint8_t Engine::create_qp(const vrnic_aq_create_qp& c, uint32_t* qpn) {
     if (srq == nullptr || t == VRNIC_QPT_UC) {
       return VRNIC_AQ_STATUS_BAD_PARAM;
     }
-  } else if (c.rq_log_stride < 4 || c.rq_log_stride > VRNIC_WQE_MAX_LOG_STRIDE ||
-             (1U << c.rq_log_depth) > max_wr) {
+  } else if (c.rq_log_stride < VRNIC_RQE_MIN_LOG_STRIDE ||
+             c.rq_log_stride > VRNIC_WQE_MAX_LOG_STRIDE || (1U << c.rq_log_depth) > max_wr) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
   const uint32_t data = t == VRNIC_QPT_UD ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
@@ -900,11 +915,16 @@ uint8_t Engine::modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr& a) {
     c.mtu = 128U << host_.port().active_mtu();  // datagrams fit the port MTU
   }
   if (next != cur) {
+    qp->tp.set_state(next);
+    qp->publish_sq_ci();
     if (next == roce::QpState::kReset) {
+      // Back to empty rings: the driver restarts its producers at 0.
       qp->rq_ci = 0;
       qp->seen_sq_pi = qp->seen_rq_pi = 0;
+      qp->published_sq_ci = UINT32_MAX;
+      qp->publish_sq_ci();
+      vrnic::store_release32(qp->dbrec() + offsetof(vrnic_qp_dbrec, rq_ci), 0);
     }
-    qp->tp.set_state(next);
   }
   s.state = vrnic::to_le32(static_cast<uint32_t>(qp->tp.state()));
   return VRNIC_AQ_STATUS_OK;
@@ -942,7 +962,7 @@ uint8_t Engine::destroy_qp(uint32_t qpn) {
 uint8_t Engine::create_srq(const vrnic_aq_create_srq& c, uint32_t* srqn) {
   const uint32_t pdn = vrnic::le32(c.pdn);
   if (vrnic::le32(c.hdr.flags) != 0 || pdn == 0 || pdn >= pds_.size() || !pds_[pdn] ||
-      c.log_stride < 4 || c.log_stride > VRNIC_WQE_MAX_LOG_STRIDE ||
+      c.log_stride < VRNIC_RQE_MIN_LOG_STRIDE || c.log_stride > VRNIC_WQE_MAX_LOG_STRIDE ||
       (1U << c.log_depth) > cfg_.limits.max_srq_wr) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
@@ -1058,6 +1078,7 @@ void Engine::deliver(std::span<const std::byte> frame) {
     return;
   }
   qp->tp.receive(pkt);
+  qp->publish_sq_ci();
   if (qp->fatal) {
     step_qp(*qp);
   }
@@ -1077,6 +1098,7 @@ void Engine::step_qp(Qp& qp) {
     qp.fatal = false;
     host_.async_event(VRNIC_EQE_TYPE_QP_FATAL, qp.qpn, 0);
     qp.tp.set_state(roce::QpState::kErr);
+    qp.publish_sq_ci();
   }
 }
 
@@ -1099,6 +1121,7 @@ bool Engine::poll() {
     Qp& qp = *q;
     if (qp.tp.next_deadline() <= now) {
       progress |= qp.tp.timer_step();
+      qp.publish_sq_ci();
     }
     const uint32_t spi = qp.send_producer();
     const uint32_t rpi = qp.recv_producer();
@@ -1106,6 +1129,7 @@ bool Engine::poll() {
       qp.seen_sq_pi = spi;
       qp.seen_rq_pi = rpi;
       progress |= qp.tp.send_step(kSendBudget);
+      qp.publish_sq_ci();
     }
     if (qp.fatal) {
       step_qp(qp);

@@ -76,8 +76,10 @@ class Qp final : public roce::QpEnv {
   void count_rnr_nak(bool sent) override;
   void count_seq_nak(bool sent) override;
   void count_duplicate() override;
+  void count_wqe() override;
 
   [[nodiscard]] uint32_t recv_producer() const;
+  void publish_sq_ci();
   [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
 
   Engine& eng;
@@ -96,6 +98,7 @@ class Qp final : public roce::QpEnv {
   bool fatal = false;    // a CQ overran under it: to ERR after this step
   uint32_t seen_sq_pi = 0;
   uint32_t seen_rq_pi = 0;
+  uint32_t published_sq_ci = 0;
   roce::QpTransport tp;
 };
 

@@ -283,6 +283,7 @@ bool QpTransport::start_next_wqe() {
   next_psn_ = psn_add(next_psn_, op.npkts);
   ++sq_next_;
   ops_.push_back(std::move(op));
+  env_.count_wqe();
   return true;
 }
 
@@ -398,21 +399,27 @@ bool QpTransport::transmit_packet(SendOp& op) {
 }
 
 bool QpTransport::send_step(int budget) {
-  bool progress = false;
-  if (state_ == QpState::kErr || state_ == QpState::kSqe) {
+  if (state_ == QpState::kErr) {
     return flush_step();
   }
-  if (state_ != QpState::kRts && state_ != QpState::kSqd) {
-    return false;
-  }
-  // Responses owed to the other side go first.
-  for (Resource& r : resources_) {
-    if (r.pending && budget > 0) {
-      progress |= send_read_responses(r, &budget);
-      if (state_ == QpState::kErr) {
-        return true;
+  bool progress = false;
+  // Responses owed to the other side go first: the responder works from
+  // RTR on, whatever the send queue is doing.
+  if (accepts_requests()) {
+    for (Resource& r : resources_) {
+      if (r.pending && budget > 0) {
+        progress |= send_read_responses(r, &budget);
+        if (state_ == QpState::kErr) {
+          return true;
+        }
       }
     }
+  }
+  if (state_ == QpState::kSqe) {
+    return flush_step() || progress;
+  }
+  if (state_ != QpState::kRts && state_ != QpState::kSqd) {
+    return progress;
   }
   while (budget > 0 && rnr_deadline_ == UINT64_MAX) {
     if (tx_op_ < ops_.size()) {
@@ -446,16 +453,18 @@ bool QpTransport::send_step(int budget) {
 }
 
 bool QpTransport::has_send_work() {
+  if (accepts_requests()) {
+    for (const Resource& r : resources_) {
+      if (r.pending) {
+        return true;
+      }
+    }
+  }
   if (state_ == QpState::kErr || state_ == QpState::kSqe) {
     return sq_next_ != env_.send_producer();
   }
   if (state_ != QpState::kRts && state_ != QpState::kSqd) {
     return false;
-  }
-  for (const Resource& r : resources_) {
-    if (r.pending) {
-      return true;
-    }
   }
   if (rnr_deadline_ != UINT64_MAX) {
     return false;

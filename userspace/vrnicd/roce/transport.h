@@ -194,6 +194,7 @@ class QpEnv {
   virtual void count_rnr_nak(bool sent) { (void)sent; }
   virtual void count_seq_nak(bool sent) { (void)sent; }
   virtual void count_duplicate() {}
+  virtual void count_wqe() {}
 };
 
 struct QpConfig {
@@ -252,6 +253,10 @@ class QpTransport {
   [[nodiscard]] size_t outstanding() const { return ops_.size(); }
   // Send WQEs consumed: the next one to start.
   [[nodiscard]] uint32_t sq_next() const { return sq_next_; }
+  // Index of the oldest send WQE not yet completed (signaled or not).
+  [[nodiscard]] uint32_t sq_done() const {
+    return ops_.empty() ? sq_next_ : ops_.front().wqe.index;
+  }
 
  private:
   struct SendOp {

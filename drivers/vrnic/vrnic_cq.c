@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues.  A CQ's ring and doorbell record live in a queue
+ * buffer mapped into the process, which polls it without system calls;
+ * the device signals completion events on the CQ's completion EQ.
+ */
+
+#include <linux/log2.h>
+
+#include "vrnic-abi.h"
+#include "vrnic_verbs.h"
+
+#define VRNIC_CQE_LOG_SIZE	5
+
+static u32 vrnic_cq_npages(u32 log_depth)
+{
+	return 1 + DIV_ROUND_UP(sizeof(struct vrnic_cqe) << log_depth, PAGE_SIZE);
+}
+
+static int vrnic_cq_resp(struct vrnic_cq *cq, struct ib_udata *udata, u64 key)
+{
+	struct vrnic_create_cq_resp resp = {};
+
+	resp.qbuf_key = key;
+	resp.qbuf_size = cq->qb.npages << PAGE_SHIFT;
+	resp.cqn = cq->cqn;
+	resp.log_depth = cq->log_depth;
+	resp.ring_offset = PAGE_SIZE;
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+static int vrnic_cq_log_depth(struct vrnic_dev *dev, int entries, u32 *log_depth)
+{
+	if (entries < 1 || entries > dev->attrs.max_cqe)
+		return -EINVAL;
+	*log_depth = max_t(u32, order_base_2(entries), 1);
+	return 0;
+}
+
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	u64 key = 0;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel CQs: not yet */
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->comp_vector >= dev->num_ceqs)
+		return -EINVAL;
+	err = vrnic_cq_log_depth(dev, attr->cqe, &cq->log_depth);
+	if (err)
+		return err;
+	cq->eqn = dev->ceqs[attr->comp_vector].eqn;
+
+	err = vrnic_qbuf_alloc(dev, &cq->qb, vrnic_cq_npages(cq->log_depth));
+	if (err)
+		return err;
+	err = vrnic_cmd_create_cq(dev, &cq->qb, cq->log_depth, cq->eqn, &cq->cqn);
+	if (err)
+		goto err_free;
+	err = xa_insert_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	cq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &cq->qb, &key);
+	if (!cq->mmap_entry) {
+		err = -ENOMEM;
+		goto err_erase;
+	}
+	ibcq->cqe = 1 << cq->log_depth;
+	err = vrnic_cq_resp(cq, udata, key);
+	if (err)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	rdma_user_mmap_entry_remove(cq->mmap_entry);
+err_erase:
+	xa_erase_irq(&dev->cq_xa, cq->cqn);
+err_destroy:
+	vrnic_cmd_destroy_cq(dev, cq->cqn);
+err_free:
+	vrnic_qbuf_free(dev, &cq->qb);
+	return err;
+}
+
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	int err;
+
+	err = vrnic_cmd_destroy_cq(dev, cq->cqn);
+	if (err && !vrnic_dead(dev))
+		return err;
+	xa_erase_irq(&dev->cq_xa, cq->cqn);
+	/* No event handler may still be looking at it. */
+	vrnic_eq_sync(dev, cq->eqn);
+	rdma_user_mmap_entry_remove(cq->mmap_entry);
+	vrnic_qbuf_free(dev, &cq->qb);
+	return 0;
+}
+
+/*
+ * The device moves the completions not yet consumed to the new ring, which
+ * libvrnic maps in place of the old one.  libvrnic holds its CQ lock
+ * across this, so nobody polls the old ring meanwhile.
+ */
+int vrnic_resize_cq(struct ib_cq *ibcq, int entries, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct rdma_user_mmap_entry *entry;
+	struct vrnic_qbuf qb;
+	u32 log_depth;
+	u64 key = 0;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	err = vrnic_cq_log_depth(dev, entries, &log_depth);
+	if (err)
+		return err;
+	err = vrnic_qbuf_alloc(dev, &qb, vrnic_cq_npages(log_depth));
+	if (err)
+		return err;
+	entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qb, &key);
+	if (!entry) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = vrnic_cmd_resize_cq(dev, cq->cqn, &qb, log_depth);
+	if (err)
+		goto err_remove;
+
+	rdma_user_mmap_entry_remove(cq->mmap_entry);
+	vrnic_qbuf_free(dev, &cq->qb);
+	cq->qb = qb;
+	cq->mmap_entry = entry;
+	cq->log_depth = log_depth;
+	ibcq->cqe = 1 << log_depth;
+	return vrnic_cq_resp(cq, udata, key);
+
+err_remove:
+	rdma_user_mmap_entry_remove(entry);
+err_free:
+	vrnic_qbuf_free(dev, &qb);
+	return err;
+}

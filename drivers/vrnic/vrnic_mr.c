@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: user memory pinned with ib_umem and described to the
+ * device by a page list, direct or through pages of page-list entries.
+ * The device copies the list at REG_MR, so it lives only for the command.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
+
+#include "vrnic_verbs.h"
+
+#define VRNIC_PBL_PAGE_BYTES	(VRNIC_PBL_ENTRIES_PER_PAGE * sizeof(__le64))
+
+/* A page list in DMA memory: one buffer, or a directory and leaf pages. */
+struct vrnic_pbl {
+	u32 nlists;		/* 0: direct */
+	__le64 *dir;
+	dma_addr_t dir_dma;
+	size_t dir_bytes;
+	__le64 **lists;
+	dma_addr_t *lists_dma;
+};
+
+static void vrnic_pbl_free(struct vrnic_dev *dev, struct vrnic_pbl *pbl)
+{
+	struct device *dmadev = &dev->pdev->dev;
+	u32 i;
+
+	for (i = 0; i < pbl->nlists && pbl->lists; i++)
+		if (pbl->lists[i])
+			dma_free_coherent(dmadev, VRNIC_PBL_PAGE_BYTES,
+					  pbl->lists[i], pbl->lists_dma[i]);
+	kfree(pbl->lists);
+	kfree(pbl->lists_dma);
+	if (pbl->dir)
+		dma_free_coherent(dmadev, pbl->dir_bytes, pbl->dir, pbl->dir_dma);
+}
+
+static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
+			   unsigned long pgsz, u32 npages, struct vrnic_pbl *pbl)
+{
+	struct device *dmadev = &dev->pdev->dev;
+	struct ib_block_iter biter;
+	u32 i = 0, n;
+
+	memset(pbl, 0, sizeof(*pbl));
+	if (npages > VRNIC_PBL_ENTRIES_PER_PAGE) {
+		pbl->nlists = DIV_ROUND_UP(npages, VRNIC_PBL_ENTRIES_PER_PAGE);
+		if (pbl->nlists > VRNIC_PBL_ENTRIES_PER_PAGE)
+			return -EINVAL;
+		pbl->lists = kcalloc(pbl->nlists, sizeof(*pbl->lists), GFP_KERNEL);
+		pbl->lists_dma = kcalloc(pbl->nlists, sizeof(*pbl->lists_dma),
+					 GFP_KERNEL);
+		if (!pbl->lists || !pbl->lists_dma)
+			goto err_nomem;
+		for (n = 0; n < pbl->nlists; n++) {
+			pbl->lists[n] = dma_alloc_coherent(dmadev,
+							   VRNIC_PBL_PAGE_BYTES,
+							   &pbl->lists_dma[n],
+							   GFP_KERNEL);
+			if (!pbl->lists[n])
+				goto err_nomem;
+		}
+		pbl->dir_bytes = pbl->nlists * sizeof(__le64);
+	} else {
+		pbl->dir_bytes = npages * sizeof(__le64);
+	}
+	pbl->dir = dma_alloc_coherent(dmadev, pbl->dir_bytes, &pbl->dir_dma,
+				      GFP_KERNEL);
+	if (!pbl->dir)
+		goto err_nomem;
+
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		__le64 addr = cpu_to_le64(rdma_block_iter_dma_address(&biter));
+
+		if (i >= npages)
+			break;
+		if (pbl->nlists)
+			pbl->lists[i / VRNIC_PBL_ENTRIES_PER_PAGE]
+				  [i % VRNIC_PBL_ENTRIES_PER_PAGE] = addr;
+		else
+			pbl->dir[i] = addr;
+		i++;
+	}
+	for (n = 0; n < pbl->nlists; n++)
+		pbl->dir[n] = cpu_to_le64(pbl->lists_dma[n]);
+	return i == npages ? 0 : -EINVAL;
+
+err_nomem:
+	vrnic_pbl_free(dev, pbl);
+	return -ENOMEM;
+}
+
+static u32 vrnic_access(int ib_access)
+{
+	u32 a = 0;
+
+	if (ib_access & IB_ACCESS_LOCAL_WRITE)
+		a |= VRNIC_ACCESS_LOCAL_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_WRITE)
+		a |= VRNIC_ACCESS_REMOTE_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_READ)
+		a |= VRNIC_ACCESS_REMOTE_READ;
+	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
+		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	return a;
+}
+
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+			      IB_ACCESS_RELAXED_ORDERING;
+	struct vrnic_reg_mr_params p = {};
+	unsigned long pgsz;
+	struct vrnic_pbl pbl;
+	struct vrnic_mr *mr;
+	int err;
+
+	if (access & ~supported) {
+		ibdev_dbg(&dev->ibdev, "unsupported MR access %#x\n", access);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!length || length > dev->attrs.max_mr_size)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	pgsz = ib_umem_find_best_pgsz(mr->umem,
+				      dev->attrs.page_size_cap &
+				      GENMASK_ULL(VRNIC_MR_MAX_PAGE_SHIFT,
+						  VRNIC_MR_MIN_PAGE_SHIFT),
+				      virt_addr);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	p.npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
+	err = vrnic_pbl_build(dev, mr->umem, pgsz, p.npages, &pbl);
+	if (err)
+		goto err_release;
+
+	p.iova = virt_addr;
+	p.length = length;
+	p.pbl_addr = pbl.dir_dma;
+	p.indirect = pbl.nlists != 0;
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = vrnic_access(access);
+	p.page_shift = __ffs(pgsz);
+	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
+	vrnic_pbl_free(dev, &pbl);
+	if (err)
+		goto err_release;
+
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return &mr->ibmr;
+
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibmr->device);
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	int err;
+
+	/* Once this completes the device no longer touches the pages. */
+	err = vrnic_cmd_dereg_mr(dev, mr->key);
+	if (err && !vrnic_dead(dev))
+		return err;
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}

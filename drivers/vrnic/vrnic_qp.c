@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs and shared receive queues.  Their rings and doorbell records
+ * live in queue buffers mapped into the process; the driver creates them,
+ * moves QPs through their states and answers queries.
+ */
+
+#include <linux/log2.h>
+#include <rdma/ib_cache.h>
+
+#include "vrnic-abi.h"
+#include "vrnic_verbs.h"
+
+#define VRNIC_SGE_SIZE		sizeof(struct vrnic_sge)
+
+static u32 vrnic_ring_pages(u32 log_depth, u32 log_stride)
+{
+	return DIV_ROUND_UP((size_t)1 << (log_depth + log_stride), PAGE_SIZE);
+}
+
+/* Send WQE stride and the capacities it gives. */
+static int vrnic_sq_geometry(struct vrnic_dev *dev, struct ib_qp_init_attr *attr,
+			     u8 *log_depth, u8 *log_stride)
+{
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 data = attr->qp_type == IB_QPT_UD ? VRNIC_SQE_UD_DATA_OFFSET :
+						VRNIC_SQE_DATA_OFFSET;
+	u32 wqe;
+
+	if (cap->max_send_wr > dev->attrs.max_qp_wr ||
+	    cap->max_send_sge > dev->attrs.max_send_sge ||
+	    cap->max_inline_data > dev->attrs.max_inline_data)
+		return -EINVAL;
+	wqe = data + max_t(u32, max_t(u32, cap->max_send_sge, 1) * VRNIC_SGE_SIZE,
+			   cap->max_inline_data);
+	*log_stride = max_t(u32, order_base_2(wqe), VRNIC_WQE_MIN_LOG_STRIDE);
+	if (*log_stride > VRNIC_WQE_MAX_LOG_STRIDE)
+		return -EINVAL;
+	*log_depth = order_base_2(max_t(u32, cap->max_send_wr, 1));
+	if ((1U << *log_depth) > dev->attrs.max_qp_wr)
+		return -EINVAL;
+	cap->max_send_wr = 1U << *log_depth;
+	cap->max_send_sge = min_t(u32, ((1U << *log_stride) - data) / VRNIC_SGE_SIZE,
+				  dev->attrs.max_send_sge);
+	cap->max_inline_data = min_t(u32, (1U << *log_stride) - data,
+				     dev->attrs.max_inline_data);
+	return 0;
+}
+
+/* Receive WQE stride: a header and the SGEs. */
+static int vrnic_rq_geometry(u32 max_wr, u32 max_sge, u32 dev_max_wr,
+			     u32 dev_max_sge, u8 *log_depth, u8 *log_stride)
+{
+	if (max_wr > dev_max_wr || max_sge > dev_max_sge)
+		return -EINVAL;
+	*log_stride = order_base_2(sizeof(struct vrnic_rqe) +
+				   max_t(u32, max_sge, 1) * VRNIC_SGE_SIZE);
+	*log_depth = order_base_2(max_t(u32, max_wr, 1));
+	if ((1U << *log_depth) > dev_max_wr)
+		return -EINVAL;
+	return 0;
+}
+
+static u32 vrnic_rq_sges(u8 log_stride, u32 dev_max_sge)
+{
+	return min_t(u32, ((1U << log_stride) - sizeof(struct vrnic_rqe)) /
+			  VRNIC_SGE_SIZE, dev_max_sge);
+}
+
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_create_qp_params p = {};
+	struct vrnic_create_qp_resp resp = {};
+	u64 key = 0;
+	u32 npages;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel QPs: not yet */
+	switch (attr->qp_type) {
+	case IB_QPT_RC:
+		p.type = VRNIC_QPT_RC;
+		break;
+	case IB_QPT_UC:
+		p.type = VRNIC_QPT_UC;
+		break;
+	case IB_QPT_UD:
+		p.type = VRNIC_QPT_UD;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (attr->create_flags || (attr->srq && attr->qp_type == IB_QPT_UC))
+		return -EOPNOTSUPP;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	err = vrnic_sq_geometry(dev, attr, &p.sq_log_depth, &p.sq_log_stride);
+	if (err)
+		return err;
+	p.sq_page = 1;
+	npages = 1 + vrnic_ring_pages(p.sq_log_depth, p.sq_log_stride);
+	if (attr->srq) {
+		p.has_srq = true;
+		p.srqn = to_vsrq(attr->srq)->srqn;
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	} else {
+		err = vrnic_rq_geometry(attr->cap.max_recv_wr,
+					attr->cap.max_recv_sge,
+					dev->attrs.max_qp_wr,
+					dev->attrs.max_recv_sge,
+					&p.rq_log_depth, &p.rq_log_stride);
+		if (err)
+			return err;
+		p.rq_page = npages;
+		npages += vrnic_ring_pages(p.rq_log_depth, p.rq_log_stride);
+		attr->cap.max_recv_wr = 1U << p.rq_log_depth;
+		attr->cap.max_recv_sge = vrnic_rq_sges(p.rq_log_stride,
+						       dev->attrs.max_recv_sge);
+	}
+	if (npages > VRNIC_QBUF_MAX_PAGES)
+		return -EINVAL;
+
+	err = vrnic_qbuf_alloc(dev, &qp->qb, npages);
+	if (err)
+		return err;
+	p.qb = &qp->qb;
+	p.pdn = to_vpd(ibqp->pd)->pdn;
+	p.send_cqn = to_vcq(attr->send_cq)->cqn;
+	p.recv_cqn = to_vcq(attr->recv_cq)->cqn;
+	p.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	p.max_inline = attr->cap.max_inline_data;
+	err = vrnic_cmd_create_qp(dev, &p, &qp->qpn);
+	if (err)
+		goto err_free;
+	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	qp->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qp->qb, &key);
+	if (!qp->mmap_entry) {
+		err = -ENOMEM;
+		goto err_erase;
+	}
+
+	ibqp->qp_num = qp->qpn;
+	qp->state = IB_QPS_RESET;
+	qp->cap = attr->cap;
+	qp->sq_sig_all = p.sq_sig_all;
+	resp.qbuf_key = key;
+	resp.qbuf_size = npages << PAGE_SHIFT;
+	resp.sq_offset = p.sq_page << PAGE_SHIFT;
+	resp.rq_offset = p.rq_page << PAGE_SHIFT;
+	resp.sq_log_depth = p.sq_log_depth;
+	resp.sq_log_stride = p.sq_log_stride;
+	resp.rq_log_depth = p.rq_log_depth;
+	resp.rq_log_stride = p.rq_log_stride;
+	resp.max_inline = p.max_inline;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	rdma_user_mmap_entry_remove(qp->mmap_entry);
+err_erase:
+	xa_erase_irq(&dev->qp_xa, qp->qpn);
+err_destroy:
+	vrnic_cmd_destroy_qp(dev, qp->qpn);
+err_free:
+	vrnic_qbuf_free(dev, &qp->qb);
+	return err;
+}
+
+static u32 vrnic_qp_access(int ib_access)
+{
+	u32 a = 0;
+
+	if (ib_access & IB_ACCESS_REMOTE_WRITE)
+		a |= VRNIC_ACCESS_REMOTE_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_READ)
+		a |= VRNIC_ACCESS_REMOTE_READ;
+	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
+		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	return a;
+}
+
+/* IB attribute mask bits and the device's, side by side. */
+static const struct {
+	int ib;
+	u32 hw;
+} vrnic_qp_mask_map[] = {
+	{ IB_QP_STATE, VRNIC_QP_ATTR_STATE },
+	{ IB_QP_ACCESS_FLAGS, VRNIC_QP_ATTR_ACCESS },
+	{ IB_QP_PATH_MTU, VRNIC_QP_ATTR_PATH_MTU },
+	{ IB_QP_DEST_QPN, VRNIC_QP_ATTR_DEST_QPN },
+	{ IB_QP_RQ_PSN, VRNIC_QP_ATTR_RQ_PSN },
+	{ IB_QP_SQ_PSN, VRNIC_QP_ATTR_SQ_PSN },
+	{ IB_QP_QKEY, VRNIC_QP_ATTR_QKEY },
+	{ IB_QP_PKEY_INDEX, VRNIC_QP_ATTR_PKEY_INDEX },
+	{ IB_QP_PORT, VRNIC_QP_ATTR_PORT },
+	{ IB_QP_TIMEOUT, VRNIC_QP_ATTR_TIMEOUT },
+	{ IB_QP_RETRY_CNT, VRNIC_QP_ATTR_RETRY_CNT },
+	{ IB_QP_RNR_RETRY, VRNIC_QP_ATTR_RNR_RETRY },
+	{ IB_QP_MIN_RNR_TIMER, VRNIC_QP_ATTR_MIN_RNR_TIMER },
+	{ IB_QP_MAX_QP_RD_ATOMIC, VRNIC_QP_ATTR_MAX_RD_ATOMIC },
+	{ IB_QP_MAX_DEST_RD_ATOMIC, VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC },
+	{ IB_QP_AV, VRNIC_QP_ATTR_AV },
+	{ IB_QP_EN_SQD_ASYNC_NOTIFY, VRNIC_QP_ATTR_SQD_ASYNC_NOTIFY },
+};
+
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state cur, next;
+	struct vrnic_qp_attr a = {};
+	u32 hw_mask = 0;
+	unsigned int i;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > dev->attrs.max_qp_init_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > dev->attrs.max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+
+	for (i = 0; i < ARRAY_SIZE(vrnic_qp_mask_map); i++)
+		if (mask & vrnic_qp_mask_map[i].ib)
+			hw_mask |= vrnic_qp_mask_map[i].hw;
+	a.state = cpu_to_le32(next);
+	a.access = cpu_to_le32(vrnic_qp_access(attr->qp_access_flags));
+	a.path_mtu = cpu_to_le32(attr->path_mtu);
+	a.dest_qpn = cpu_to_le32(attr->dest_qp_num);
+	a.rq_psn = cpu_to_le32(attr->rq_psn);
+	a.sq_psn = cpu_to_le32(attr->sq_psn);
+	a.qkey = cpu_to_le32(attr->qkey);
+	a.pkey_index = cpu_to_le16(attr->pkey_index);
+	a.port = attr->port_num;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_AV) {
+		err = vrnic_fill_av(&attr->ah_attr, &a.av);
+		if (err)
+			return err;
+	}
+
+	err = vrnic_cmd_modify_qp(dev, qp->qpn, hw_mask, &a);
+	if (err)
+		return err;
+	qp->state = next;
+	return 0;
+}
+
+static void vrnic_av_to_ah(struct vrnic_dev *dev, const struct vrnic_av *av,
+			   struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+
+	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, 1);
+	rdma_ah_set_grh(ah, &dgid, le32_to_cpu(av->flow_label), av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
+}
+
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_qp_attr a;
+	u32 access;
+	int err;
+
+	err = vrnic_cmd_query_qp(dev, qp->qpn, &a);
+	if (err)
+		return err;
+	if (le32_to_cpu(a.state) > IB_QPS_ERR)
+		return -EIO;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = le32_to_cpu(a.state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = clamp_t(u32, le32_to_cpu(a.path_mtu), IB_MTU_256,
+				 IB_MTU_4096);
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = le32_to_cpu(a.qkey);
+	attr->rq_psn = le32_to_cpu(a.rq_psn);
+	attr->sq_psn = le32_to_cpu(a.sq_psn);
+	attr->dest_qp_num = le32_to_cpu(a.dest_qpn);
+	access = le32_to_cpu(a.access);
+	if (access & VRNIC_ACCESS_REMOTE_WRITE)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	if (access & VRNIC_ACCESS_REMOTE_READ)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
+	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
+	attr->cap = qp->cap;
+	if (ibqp->qp_type != IB_QPT_UD)
+		vrnic_av_to_ah(dev, &a.av, &attr->ah_attr);
+	attr->pkey_index = le16_to_cpu(a.pkey_index);
+	attr->port_num = 1;
+	attr->sq_draining = a.sq_draining;
+	attr->max_rd_atomic = a.max_rd_atomic;
+	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	attr->min_rnr_timer = a.min_rnr_timer;
+	attr->timeout = a.timeout;
+	attr->retry_cnt = a.retry_cnt;
+	attr->rnr_retry = a.rnr_retry;
+	attr->en_sqd_async_notify = a.sqd_async_notify;
+
+	memset(init, 0, sizeof(*init));
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->qp_type = ibqp->qp_type;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	int err;
+
+	err = vrnic_cmd_destroy_qp(dev, qp->qpn);
+	if (err && !vrnic_dead(dev))
+		return err;
+	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	vrnic_eq_sync(dev, 0);	/* no async event handler still has it */
+	rdma_user_mmap_entry_remove(qp->mmap_entry);
+	vrnic_qbuf_free(dev, &qp->qb);
+	return 0;
+}
+
+int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	struct ib_srq_attr *attr = &init->attr;
+	struct vrnic_create_srq_resp resp = {};
+	u8 log_depth, log_stride;
+	u64 key = 0;
+	u32 npages;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	err = vrnic_rq_geometry(attr->max_wr, attr->max_sge,
+				dev->attrs.max_srq_wr, dev->attrs.max_srq_sge,
+				&log_depth, &log_stride);
+	if (err)
+		return err;
+	if (attr->srq_limit > (1U << log_depth))
+		return -EINVAL;
+	npages = 1 + vrnic_ring_pages(log_depth, log_stride);
+	if (npages > VRNIC_QBUF_MAX_PAGES)
+		return -EINVAL;
+
+	err = vrnic_qbuf_alloc(dev, &srq->qb, npages);
+	if (err)
+		return err;
+	err = vrnic_cmd_create_srq(dev, &srq->qb, to_vpd(ibsrq->pd)->pdn, log_depth,
+				   log_stride, attr->srq_limit, &srq->srqn);
+	if (err)
+		goto err_free;
+	err = xa_insert_irq(&dev->srq_xa, srq->srqn, srq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	srq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &srq->qb, &key);
+	if (!srq->mmap_entry) {
+		err = -ENOMEM;
+		goto err_erase;
+	}
+	srq->max_wr = 1U << log_depth;
+	srq->max_sge = vrnic_rq_sges(log_stride, dev->attrs.max_srq_sge);
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+
+	resp.qbuf_key = key;
+	resp.qbuf_size = npages << PAGE_SHIFT;
+	resp.ring_offset = PAGE_SIZE;
+	resp.log_depth = log_depth;
+	resp.log_stride = log_stride;
+	resp.srqn = srq->srqn;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	rdma_user_mmap_entry_remove(srq->mmap_entry);
+err_erase:
+	xa_erase_irq(&dev->srq_xa, srq->srqn);
+err_destroy:
+	vrnic_cmd_destroy_srq(dev, srq->srqn);
+err_free:
+	vrnic_qbuf_free(dev, &srq->qb);
+	return err;
+}
+
+int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;	/* no resizing */
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > srq->max_wr)
+		return -EINVAL;
+	return vrnic_cmd_modify_srq(to_vdev(ibsrq->device), srq->srqn,
+				    attr->srq_limit);
+}
+
+int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	u32 limit;
+	int err;
+
+	err = vrnic_cmd_query_srq(to_vdev(ibsrq->device), srq->srqn, &limit);
+	if (err)
+		return err;
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = limit;
+	return 0;
+}
+
+int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	int err;
+
+	err = vrnic_cmd_destroy_srq(dev, srq->srqn);
+	if (err && !vrnic_dead(dev))
+		return err;
+	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	vrnic_eq_sync(dev, 0);
+	rdma_user_mmap_entry_remove(srq->mmap_entry);
+	vrnic_qbuf_free(dev, &srq->qb);
+	return 0;
+}
