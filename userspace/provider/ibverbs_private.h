@@ -101,6 +101,12 @@ struct verbs_xrcd {
   uint32_t handle;
 };
 
+// verbs_qp.comp_mask bits.
+enum : uint32_t {
+  VERBS_QP_XRCD = 1U << 0,
+  VERBS_QP_EX = 1U << 1,
+};
+
 struct verbs_qp {
   union {
     ibv_qp qp;
@@ -213,9 +219,22 @@ struct verbs_context_ops {
 };
 
 // Command buffers are opaque to us: we pass our own mirror layouts,
-// checked against the sizes the kernel ABI defines.
+// checked against the sizes the kernel ABI defines (abi_mirror.h).  Many
+// share their names with public functions, hence "struct" at every use.
 struct ibv_get_context;
 struct ibv_query_port;
+struct ibv_alloc_pd;
+struct ibv_reg_mr;
+struct ibv_create_cq;
+struct ibv_create_cq_ex;
+struct ibv_resize_cq;
+struct ibv_create_qp;
+struct ibv_create_qp_ex;
+struct ibv_modify_qp;
+struct ibv_query_qp;
+struct ibv_create_srq;
+struct ibv_modify_srq;
+struct ibv_query_srq;
 
 void verbs_register_driver_34(const verbs_device_ops* ops);
 void* _verbs_init_and_alloc_context(ibv_device* device, int cmd_fd, size_t alloc_size,
@@ -230,6 +249,43 @@ int ibv_cmd_query_device_any(ibv_context* context, const ibv_query_device_ex_inp
                              ib_uverbs_ex_query_device_resp* resp, size_t* resp_size);
 int ibv_cmd_query_port(ibv_context* context, uint8_t port_num, ibv_port_attr* port_attr,
                        struct ibv_query_port* cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(ibv_context* context, ibv_pd* pd, struct ibv_alloc_pd* cmd, size_t cmd_size,
+                     ib_uverbs_alloc_pd_resp* resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(ibv_pd* pd);
+int ibv_cmd_reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access,
+                   verbs_mr* vmr, struct ibv_reg_mr* cmd, size_t cmd_size,
+                   ib_uverbs_reg_mr_resp* resp, size_t resp_size);
+int ibv_cmd_dereg_mr(verbs_mr* vmr);
+int ibv_cmd_create_cq(ibv_context* context, int cqe, ibv_comp_channel* channel, int comp_vector,
+                      ibv_cq* cq, struct ibv_create_cq* cmd, size_t cmd_size,
+                      ib_uverbs_create_cq_resp* resp, size_t resp_size);
+int ibv_cmd_create_cq_ex(ibv_context* context, const ibv_cq_init_attr_ex* cq_attr, verbs_cq* cq,
+                         struct ibv_create_cq_ex* cmd, size_t cmd_size,
+                         ib_uverbs_ex_create_cq_resp* resp, size_t resp_size, uint32_t cmd_flags);
+int ibv_cmd_resize_cq(ibv_cq* cq, int cqe, struct ibv_resize_cq* cmd, size_t cmd_size,
+                      ib_uverbs_resize_cq_resp* resp, size_t resp_size);
+int ibv_cmd_destroy_cq(ibv_cq* cq);
+int ibv_cmd_create_srq(ibv_pd* pd, ibv_srq* srq, ibv_srq_init_attr* attr,
+                       struct ibv_create_srq* cmd, size_t cmd_size, ib_uverbs_create_srq_resp* resp,
+                       size_t resp_size);
+int ibv_cmd_modify_srq(ibv_srq* srq, ibv_srq_attr* srq_attr, int srq_attr_mask,
+                       struct ibv_modify_srq* cmd, size_t cmd_size);
+int ibv_cmd_query_srq(ibv_srq* srq, ibv_srq_attr* srq_attr, struct ibv_query_srq* cmd,
+                      size_t cmd_size);
+int ibv_cmd_destroy_srq(ibv_srq* srq);
+int ibv_cmd_create_qp(ibv_pd* pd, ibv_qp* qp, ibv_qp_init_attr* attr, struct ibv_create_qp* cmd,
+                      size_t cmd_size, ib_uverbs_create_qp_resp* resp, size_t resp_size);
+int ibv_cmd_create_qp_ex2(ibv_context* context, verbs_qp* qp, ibv_qp_init_attr_ex* qp_attr,
+                          struct ibv_create_qp_ex* cmd, size_t cmd_size,
+                          ib_uverbs_ex_create_qp_resp* resp, size_t resp_size);
+int ibv_cmd_query_qp(ibv_qp* qp, ibv_qp_attr* qp_attr, int attr_mask,
+                     ibv_qp_init_attr* qp_init_attr, struct ibv_query_qp* cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, struct ibv_modify_qp* cmd,
+                      size_t cmd_size);
+int ibv_cmd_destroy_qp(ibv_qp* qp);
+int ibv_cmd_create_ah(ibv_pd* pd, ibv_ah* ah, ibv_ah_attr* attr, ib_uverbs_create_ah_resp* resp,
+                      size_t resp_size);
+int ibv_cmd_destroy_ah(ibv_ah* ah);
 
 }  // extern "C"
 

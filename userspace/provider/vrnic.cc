@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// libvrnic registration: which devices are ours and the verbs we serve.
+// libvrnic registration: which devices are ours, user contexts, and the
+// verbs we serve.
 #include "vrnic.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
@@ -10,8 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <memory>
 #include <string>
+
+#include "abi_mirror.h"
 
 namespace vrnic {
 namespace {
@@ -50,6 +54,123 @@ void uninit_device(verbs_device* vdev) noexcept {
   std::free(reinterpret_cast<Device*>(vdev));  // NOLINT(*-no-malloc)
 }
 
+void unmap_pages(Context* ctx) noexcept {
+  if (ctx->db_page != nullptr) {
+    munmap(ctx->db_page, ctx->page_size);
+    ctx->db_page = nullptr;
+  }
+  if (ctx->status_page != nullptr) {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
+    munmap(const_cast<void*>(ctx->status_page), ctx->page_size);
+    ctx->status_page = nullptr;
+  }
+}
+
+void destroy_context(Context* ctx) noexcept {
+  unmap_pages(ctx);
+  verbs_uninit_context(&ctx->ibv_ctx);
+  // libibverbs allocated it with calloc().
+  std::free(ctx);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+struct ContextDeleter {
+  void operator()(Context* ctx) const noexcept { destroy_context(ctx); }
+};
+using ContextPtr = std::unique_ptr<Context, ContextDeleter>;
+
+// Get the kernel's context data and map the pages it offers; 0 or an errno.
+int setup_context(Context* ctx, int cmd_fd) noexcept {
+  ctx->page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+
+  abi::GetContextCmd cmd{};
+  abi::GetContextResp resp{};
+  const int err =
+      ibv_cmd_get_context(&ctx->ibv_ctx, abi::as<struct ibv_get_context>(&cmd), sizeof(cmd),
+                          abi::as<ib_uverbs_get_context_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    debug("get_context failed: %s", std::strerror(err));
+    return err;
+  }
+
+  ctx->flags = resp.drv.flags;
+  ctx->db_offset = resp.drv.db_offset;
+  ctx->db_peer = resp.drv.db_peer;
+  ctx->max_inline_data = resp.drv.max_inline_data;
+  if (ctx->db_offset > ctx->page_size - sizeof(uint32_t) || (ctx->db_offset & 3U) != 0) {
+    debug("kernel gave a bad doorbell offset %u", ctx->db_offset);
+    return EPROTO;
+  }
+
+  void* status = mmap(nullptr, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
+                      static_cast<off_t>(resp.drv.status_mmap_key));
+  if (status == MAP_FAILED) {
+    debug("mapping the status page failed: %s", std::strerror(errno));
+    return errno;
+  }
+  ctx->status_page = status;
+
+  if ((ctx->flags & VRNIC_UCTX_F_USER_DB) != 0) {
+    void* db = mmap(nullptr, ctx->page_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+                    static_cast<off_t>(resp.drv.db_mmap_key));
+    if (db == MAP_FAILED) {
+      debug("mapping the doorbell page failed: %s", std::strerror(errno));
+      return errno;
+    }
+    ctx->db_page = db;
+  }
+  return 0;
+}
+
+const verbs_context_ops kContextOps = {
+    .alloc_pd = alloc_pd,
+    .create_ah = create_ah,
+    .create_cq = create_cq,
+    .create_cq_ex = create_cq_ex,
+    .create_qp = create_qp,
+    .create_qp_ex = create_qp_ex,
+    .create_srq = create_srq,
+    .dealloc_pd = dealloc_pd,
+    .dereg_mr = dereg_mr,
+    .destroy_ah = destroy_ah,
+    .destroy_cq = destroy_cq,
+    .destroy_qp = destroy_qp,
+    .destroy_srq = destroy_srq,
+    .free_context = free_context,
+    .modify_qp = modify_qp,
+    .modify_srq = modify_srq,
+    .poll_cq = poll_cq,
+    .post_recv = post_recv,
+    .post_send = post_send,
+    .post_srq_recv = post_srq_recv,
+    .query_device_ex = query_device_ex,
+    .query_port = query_port,
+    .query_qp = query_qp,
+    .query_srq = query_srq,
+    .reg_mr = reg_mr,
+    .req_notify_cq = req_notify_cq,
+    .resize_cq = resize_cq,
+};
+
+verbs_context* alloc_context_impl(ibv_device* ibdev, int cmd_fd) noexcept {
+  ContextPtr ctx(static_cast<Context*>(_verbs_init_and_alloc_context(
+      ibdev, cmd_fd, sizeof(Context),
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast,performance-no-int-to-ptr)
+      reinterpret_cast<verbs_context*>(offsetof(Context, ibv_ctx)), 0)));
+  if (!ctx) {
+    return nullptr;
+  }
+  const int err = setup_context(ctx.get(), cmd_fd);
+  if (err != 0) {
+    ctx.reset();
+    errno = err;
+    return nullptr;
+  }
+  verbs_set_ops(&ctx->ibv_ctx, &kContextOps);
+  debug("context open on %s: user doorbells %s", ibdev->name,
+        ctx->db_page != nullptr ? "mapped" : "unavailable");
+  return &ctx.release()->ibv_ctx;
+}
+
 const verbs_device_ops kDeviceOps = {
     .name = "vrnic",
     .match_min_abi_version = VRNIC_UVERBS_ABI_VERSION,
@@ -68,6 +189,12 @@ __attribute__((constructor)) void register_driver() noexcept {
 }
 
 }  // namespace
+
+verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* /*private_data*/) noexcept {
+  return alloc_context_impl(ibdev, cmd_fd);
+}
+
+void free_context(ibv_context* ibctx) noexcept { destroy_context(to_vctx(ibctx)); }
 
 void debug(const char* fmt, ...) noexcept {
   static const bool enabled = [] {

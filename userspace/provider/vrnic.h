@@ -2,11 +2,20 @@
 //
 // libvrnic: the libibverbs provider for vrnic devices.  Objects embed the
 // libibverbs ones; every entry point is extern "C" and noexcept.
+//
+// The data path is kernel bypass: send and receive rings, completion
+// rings and their doorbell records are mapped from the kernel, and the
+// BAR0 doorbell is written directly, only when the device's status page
+// says the engine sleeps (see "Doorbell suppression" in the hardware spec).
 #pragma once
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "hw_access.h"
 #include "ibverbs_private.h"
 #include "vrnic-abi.h"
 
@@ -28,11 +37,122 @@ struct Context {
   uint32_t max_inline_data;
 };
 
+struct Pd {
+  ibv_pd ibv_pd{};
+  uint32_t pdn{};
+};
+
+struct Mr {
+  verbs_mr vmr{};
+};
+
+struct Ah {
+  ibv_ah ibv_ah{};
+  vrnic_av av{};
+};
+
+// A mapping of a queue buffer (page 0: doorbell records, then rings).
+struct QueueMap {
+  void* base = nullptr;
+  size_t size = 0;
+  [[nodiscard]] std::byte* at(size_t off) const { return static_cast<std::byte*>(base) + off; }
+};
+
+struct Cq {
+  verbs_cq vcq{};
+  Context* ctx{};
+  pthread_spinlock_t lock{};
+  QueueMap map{};
+  std::byte* ring{};
+  std::byte* dbrec{};
+  uint32_t log_depth{};
+  uint32_t ci{};
+  uint32_t cqn{};
+  uint32_t arm_sn{};
+  bool ex{};        // created with ibv_create_cq_ex
+  vrnic_cqe cur{};  // the entry start_poll/next_poll look at
+  bool have_cur{};
+};
+
+struct Srq {
+  verbs_srq vsrq{};
+  Context* ctx{};
+  pthread_spinlock_t lock{};
+  QueueMap map{};
+  std::byte* ring{};
+  std::byte* dbrec{};
+  uint32_t log_depth{};
+  uint32_t log_stride{};
+  uint32_t pi{};
+  uint32_t max_sge{};
+};
+
+struct Qp {
+  verbs_qp vqp{};
+  Context* ctx{};
+  QueueMap map{};
+  std::byte* dbrec{};
+  ibv_qp_type type{};
+  bool sq_sig_all{};
+  Srq* srq{};
+  // Send ring
+  pthread_spinlock_t sq_lock{};
+  std::byte* sq{};
+  uint32_t sq_log_depth{};
+  uint32_t sq_log_stride{};
+  uint32_t sq_pi{};
+  uint32_t max_send_sge{};
+  uint32_t max_inline{};
+  // Receive ring
+  pthread_spinlock_t rq_lock{};
+  std::byte* rq{};
+  uint32_t rq_log_depth{};
+  uint32_t rq_log_stride{};
+  uint32_t rq_pi{};
+  uint32_t max_recv_sge{};
+  // ibv_wr_* in progress: between wr_start and wr_complete/wr_abort.
+  uint32_t wr_pi{};     // producer index after the WQEs built so far
+  std::byte* wr_wqe{};  // the WQE being built, or nullptr
+  int wr_err{};
+};
+
 inline Context* to_vctx(ibv_context* ctx) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
   return reinterpret_cast<Context*>(reinterpret_cast<char*>(ctx) -
                                     offsetof(Context, ibv_ctx.context));
 }
+template <typename T, typename B>
+T* container(B* base, size_t offset) noexcept {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  return reinterpret_cast<T*>(reinterpret_cast<char*>(base) - offset);
+}
+inline Pd* to_vpd(ibv_pd* pd) noexcept { return container<Pd>(pd, offsetof(Pd, ibv_pd)); }
+inline Ah* to_vah(ibv_ah* ah) noexcept { return container<Ah>(ah, offsetof(Ah, ibv_ah)); }
+inline Cq* to_vcq(ibv_cq* cq) noexcept { return container<Cq>(cq, offsetof(Cq, vcq.cq)); }
+inline Cq* to_vcq_ex(ibv_cq_ex* cq) noexcept { return container<Cq>(cq, offsetof(Cq, vcq.cq_ex)); }
+inline Qp* to_vqp(ibv_qp* qp) noexcept { return container<Qp>(qp, offsetof(Qp, vqp.qp)); }
+inline Qp* to_vqp_ex(ibv_qp_ex* qp) noexcept { return container<Qp>(qp, offsetof(Qp, vqp.qp_ex)); }
+inline Srq* to_vsrq(ibv_srq* srq) noexcept { return container<Srq>(srq, offsetof(Srq, vsrq.srq)); }
+
+// Ring the ENGINE doorbell if the device sleeps.  The caller has just
+// published a producer index; the fence orders that write before the read
+// of the flag (the device does the mirror image before it sleeps).
+inline void ring_engine(const Context* ctx) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (ctx->db_page == nullptr || load_acquire32(static_cast<const std::byte*>(ctx->status_page) +
+                                                VRNIC_STATUS_ENGINE_ASLEEP) == 0) {
+    return;
+  }
+  auto* reg = static_cast<std::byte*>(ctx->db_page) + ctx->db_offset;
+  const uint32_t value = field_prep<VRNIC_DOORBELL_PEER_MASK>(ctx->db_peer) |
+                         field_prep<VRNIC_DOORBELL_CHANNEL_MASK>(VRNIC_DB_CHANNEL_ENGINE);
+  // An MMIO write: volatile, and after the fence above.
+  *reinterpret_cast<volatile uint32_t*>(reg) = value;  // NOLINT
+}
+
+// Map a queue buffer the kernel offered at key; false (errno set) on failure.
+bool map_queue(Context* ctx, uint64_t key, size_t size, QueueMap* map) noexcept;
+void unmap_queue(QueueMap* map) noexcept;
 
 // verbs.cc
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* private_data) noexcept;
@@ -40,8 +160,43 @@ void free_context(ibv_context* ibctx) noexcept;
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size) noexcept;
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) noexcept;
+ibv_pd* alloc_pd(ibv_context* ctx) noexcept;
+int dealloc_pd(ibv_pd* pd) noexcept;
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access) noexcept;
+int dereg_mr(verbs_mr* vmr) noexcept;
+ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept;
+int destroy_ah(ibv_ah* ah) noexcept;
+
+// cq.cc
+ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) noexcept;
+ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) noexcept;
+int destroy_cq(ibv_cq* cq) noexcept;
+int resize_cq(ibv_cq* cq, int cqe) noexcept;
+int poll_cq(ibv_cq* cq, int ne, ibv_wc* wc) noexcept;
+int req_notify_cq(ibv_cq* cq, int solicited_only) noexcept;
+
+// qp.cc
+ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept;
+ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept;
+int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) noexcept;
+int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) noexcept;
+int destroy_qp(ibv_qp* qp) noexcept;
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept;
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
+
+// srq.cc
+ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept;
+int modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) noexcept;
+int query_srq(ibv_srq* srq, ibv_srq_attr* attr) noexcept;
+int destroy_srq(ibv_srq* srq) noexcept;
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
+// Write one receive WQE into a ring slot; EINVAL if it does not fit.
+int write_rqe(std::byte* slot, uint32_t log_stride, uint32_t max_sge,
+              const ibv_recv_wr* wr) noexcept;
 
 // Debug output, enabled with VRNIC_DEBUG=1.
 void debug(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+// A one-time explanation on stderr of why something cannot work.
+void explain_once(const char* msg) noexcept;
 
 }  // namespace vrnic

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The uverbs command and response buffers libvrnic passes to libibverbs'
+// ibv_cmd_*() helpers: a header, the core kernel structure and vrnic's
+// driver data.  The kernel structures end in flexible driver_data[]
+// arrays, which C++ cannot embed, so these mirror them without; the sizes
+// are checked against the kernel ABI (IBVERBS_PRIVATE_34, rdma-core v44).
+#pragma once
+
+#include <rdma/ib_user_verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vrnic-abi.h"
+
+namespace vrnic::abi {
+
+// Write commands start with this 8-byte header; extended ones with 24.
+struct CmdHdr {
+  uint32_t command;
+  uint16_t in_words;
+  uint16_t out_words;
+};
+struct ExHdr {
+  CmdHdr hdr;
+  uint64_t response;
+  uint16_t provider_in_words;
+  uint16_t provider_out_words;
+  uint32_t cmd_hdr_reserved;
+};
+static_assert(sizeof(CmdHdr) == 8 && sizeof(ExHdr) == 24);
+
+template <size_t N>
+struct Opaque {
+  uint8_t bytes[N];
+};
+
+// Commands whose core part carries no driver data from us.
+using GetContextCmd = Opaque<16 + sizeof(vrnic_alloc_ucontext_req)>;
+using QueryPortCmd = Opaque<24>;
+using AllocPdCmd = Opaque<16>;
+using RegMrCmd = Opaque<48>;
+using CreateCqCmd = Opaque<40>;
+using CreateCqExCmd = Opaque<56>;
+using ResizeCqCmd = Opaque<24>;
+using CreateQpCmd = Opaque<64>;
+using CreateQpExCmd = Opaque<88>;
+using ModifyQpCmd = Opaque<120>;
+using QueryQpCmd = Opaque<24>;
+using CreateSrqCmd = Opaque<40>;
+using ModifySrqCmd = Opaque<24>;
+using QuerySrqCmd = Opaque<24>;
+
+struct GetContextResp {
+  uint32_t async_fd;
+  uint32_t num_comp_vectors;
+  vrnic_alloc_ucontext_resp drv;
+};
+static_assert(offsetof(GetContextResp, drv) == 8);
+
+struct AllocPdResp {
+  uint32_t pd_handle;
+  vrnic_alloc_pd_resp drv;
+};
+static_assert(offsetof(AllocPdResp, drv) == 4);
+
+struct RegMrResp {
+  uint32_t mr_handle;
+  uint32_t lkey;
+  uint32_t rkey;
+};
+static_assert(sizeof(RegMrResp) == 12);
+
+struct CreateCqResp {
+  uint32_t cq_handle;
+  uint32_t cqe;
+  vrnic_create_cq_resp drv;
+};
+static_assert(offsetof(CreateCqResp, drv) == 8);
+
+struct CreateCqExResp {
+  uint32_t cq_handle;
+  uint32_t cqe;
+  uint32_t comp_mask;
+  uint32_t response_length;
+  vrnic_create_cq_resp drv;
+};
+static_assert(offsetof(CreateCqExResp, drv) == 16);
+
+struct ResizeCqResp {
+  uint32_t cqe;
+  uint32_t reserved;
+  vrnic_create_cq_resp drv;
+};
+static_assert(offsetof(ResizeCqResp, drv) == 8);
+
+struct CreateQpCore {
+  uint32_t qp_handle;
+  uint32_t qpn;
+  uint32_t max_send_wr;
+  uint32_t max_recv_wr;
+  uint32_t max_send_sge;
+  uint32_t max_recv_sge;
+  uint32_t max_inline_data;
+  uint32_t reserved;
+};
+static_assert(sizeof(CreateQpCore) == sizeof(ib_uverbs_create_qp_resp));
+
+struct CreateQpResp {
+  CreateQpCore core;
+  vrnic_create_qp_resp drv;
+};
+static_assert(offsetof(CreateQpResp, drv) == 32);
+
+struct CreateQpExResp {
+  CreateQpCore core;
+  uint32_t comp_mask;
+  uint32_t response_length;
+  vrnic_create_qp_resp drv;
+};
+static_assert(offsetof(CreateQpExResp, drv) == 40);
+
+struct CreateSrqResp {
+  uint32_t srq_handle;
+  uint32_t max_wr;
+  uint32_t max_sge;
+  uint32_t srqn;
+  vrnic_create_srq_resp drv;
+};
+static_assert(offsetof(CreateSrqResp, drv) == 16);
+
+struct CreateAhResp {
+  uint32_t ah_handle;
+  vrnic_create_ah_resp drv;
+};
+static_assert(offsetof(CreateAhResp, drv) == 4);
+
+// Passing a mirror where libibverbs wants its own struct.
+template <typename To, typename From>
+To* as(From* p) noexcept {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  return reinterpret_cast<To*>(p);
+}
+
+}  // namespace vrnic::abi

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// libvrnic completion queues: polled straight from the mapped ring.  The
+// device writes a CQE's last word (with the owner bit) after the rest, so
+// an entry whose owner bit matches the pass is complete.
+#include <endian.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "abi_mirror.h"
+#include "vrnic.h"
+
+namespace vrnic {
+namespace {
+
+constexpr uint64_t kSupportedWcFlags =
+    IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS;
+
+class Lock {
+ public:
+  explicit Lock(pthread_spinlock_t* l) noexcept : l_(l) { pthread_spin_lock(l_); }
+  ~Lock() { pthread_spin_unlock(l_); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  Lock(Lock&&) = delete;
+  Lock& operator=(Lock&&) = delete;
+
+ private:
+  pthread_spinlock_t* l_;
+};
+
+// Take over the ring the kernel described; false (errno set) on failure.
+bool attach_ring(Cq* cq, const vrnic_create_cq_resp& r) noexcept {
+  const size_t ring_bytes = sizeof(vrnic_cqe) << r.log_depth;
+  if (r.log_depth > 24 || r.ring_offset < sizeof(vrnic_cq_dbrec) ||
+      r.ring_offset + ring_bytes > r.qbuf_size) {
+    debug("kernel described a bad CQ ring (log_depth %u, offset %u, size %u)", r.log_depth,
+          r.ring_offset, r.qbuf_size);
+    errno = EPROTO;
+    return false;
+  }
+  QueueMap map;
+  if (!map_queue(cq->ctx, r.qbuf_key, r.qbuf_size, &map)) {
+    return false;
+  }
+  unmap_queue(&cq->map);
+  cq->map = map;
+  cq->dbrec = map.at(0);
+  cq->ring = map.at(r.ring_offset);
+  cq->log_depth = r.log_depth;
+  cq->ci = 0;
+  cq->arm_sn = load_acquire32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_sn));
+  cq->have_cur = false;
+  return true;
+}
+
+// Copy out the next CQE if the device has written it.
+bool next_cqe(Cq* cq, vrnic_cqe* out) noexcept {
+  const std::byte* slot =
+      cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << 5);  // 32-byte entries
+  const uint32_t info = le32(load_acquire32(slot + offsetof(vrnic_cqe, info)));
+  if (field_get<VRNIC_CQE_OWNER_MASK>(info) != ring_owner(cq->ci, cq->log_depth)) {
+    return false;
+  }
+  std::memcpy(out, slot, offsetof(vrnic_cqe, info));
+  out->info = info;
+  ++cq->ci;
+  return true;
+}
+
+// Give the consumed slots back to the device.
+void publish_ci(Cq* cq) noexcept {
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, ci), to_le32(cq->ci));
+}
+
+ibv_wc_status wc_status(uint32_t info) noexcept {
+  const uint32_t st = field_get<VRNIC_CQE_STATUS_MASK>(info);
+  // The device uses the libibverbs encoding; anything beyond it is a
+  // device bug, reported as a general error rather than passed on.
+  return st <= IBV_WC_TM_RNDV_INCOMPLETE ? static_cast<ibv_wc_status>(st) : IBV_WC_GENERAL_ERR;
+}
+
+ibv_wc_opcode wc_opcode(uint32_t info) noexcept {
+  switch (field_get<VRNIC_CQE_OPCODE_MASK>(info)) {
+    case VRNIC_CQE_SEND:
+      return IBV_WC_SEND;
+    case VRNIC_CQE_RDMA_WRITE:
+      return IBV_WC_RDMA_WRITE;
+    case VRNIC_CQE_RDMA_READ:
+      return IBV_WC_RDMA_READ;
+    case VRNIC_CQE_COMP_SWAP:
+      return IBV_WC_COMP_SWAP;
+    case VRNIC_CQE_FETCH_ADD:
+      return IBV_WC_FETCH_ADD;
+    case VRNIC_CQE_RECV_RDMA_WITH_IMM:
+      return IBV_WC_RECV_RDMA_WITH_IMM;
+    default:
+      return IBV_WC_RECV;
+  }
+}
+
+unsigned int wc_flags(uint32_t info) noexcept {
+  unsigned int f = 0;
+  if ((info & VRNIC_CQE_F_IMM) != 0) {
+    f |= IBV_WC_WITH_IMM;
+  }
+  if ((info & VRNIC_CQE_F_GRH) != 0) {
+    f |= IBV_WC_GRH;
+  }
+  return f;
+}
+
+void fill_wc(const vrnic_cqe& e, ibv_wc* wc) noexcept {
+  *wc = {};
+  wc->wr_id = le64(e.wr_id);
+  wc->status = wc_status(e.info);
+  wc->opcode = wc_opcode(e.info);
+  wc->vendor_err = field_get<VRNIC_CQE_VENDOR_ERR_MASK>(e.info);
+  wc->byte_len = le32(e.byte_len);
+  wc->imm_data = htobe32(le32(e.imm_data));
+  wc->qp_num = le32(e.qpn);
+  wc->src_qp = le32(e.src_qp);
+  wc->wc_flags = wc_flags(e.info);
+}
+
+// ibv_cq_ex polling: start_poll/next_poll fetch an entry into cq->cur,
+// the read_* callbacks look at it, end_poll returns the slots.
+int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  if (attr->comp_mask != 0) {
+    return EINVAL;
+  }
+  pthread_spin_lock(&cq->lock);
+  if (!next_cqe(cq, &cq->cur)) {
+    pthread_spin_unlock(&cq->lock);
+    return ENOENT;
+  }
+  ibcq->wr_id = le64(cq->cur.wr_id);
+  ibcq->status = wc_status(cq->cur.info);
+  return 0;
+}
+
+int next_poll(ibv_cq_ex* ibcq) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  if (!next_cqe(cq, &cq->cur)) {
+    return ENOENT;
+  }
+  ibcq->wr_id = le64(cq->cur.wr_id);
+  ibcq->status = wc_status(cq->cur.info);
+  return 0;
+}
+
+void end_poll(ibv_cq_ex* ibcq) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  publish_ci(cq);
+  pthread_spin_unlock(&cq->lock);
+}
+
+ibv_wc_opcode read_opcode(ibv_cq_ex* ibcq) noexcept { return wc_opcode(to_vcq_ex(ibcq)->cur.info); }
+uint32_t read_vendor_err(ibv_cq_ex* ibcq) noexcept {
+  return field_get<VRNIC_CQE_VENDOR_ERR_MASK>(to_vcq_ex(ibcq)->cur.info);
+}
+uint32_t read_byte_len(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.byte_len); }
+__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept {
+  return htobe32(le32(to_vcq_ex(ibcq)->cur.imm_data));
+}
+uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.qpn); }
+uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.src_qp); }
+unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur.info); }
+// RoCE has no LIDs or service levels in completions.
+uint32_t read_slid(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+uint8_t read_sl(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+uint8_t read_dlid_path_bits(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+
+void set_ex_ops(Cq* cq, uint64_t wc_flags) noexcept {
+  ibv_cq_ex& ex = cq->vcq.cq_ex;
+  ex.start_poll = start_poll;
+  ex.next_poll = next_poll;
+  ex.end_poll = end_poll;
+  ex.read_opcode = read_opcode;
+  ex.read_vendor_err = read_vendor_err;
+  ex.read_wc_flags = read_wc_flags;
+  if ((wc_flags & IBV_WC_EX_WITH_BYTE_LEN) != 0) {
+    ex.read_byte_len = read_byte_len;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_IMM) != 0) {
+    ex.read_imm_data = read_imm_data;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_QP_NUM) != 0) {
+    ex.read_qp_num = read_qp_num;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SRC_QP) != 0) {
+    ex.read_src_qp = read_src_qp;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SLID) != 0) {
+    ex.read_slid = read_slid;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SL) != 0) {
+    ex.read_sl = read_sl;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS) != 0) {
+    ex.read_dlid_path_bits = read_dlid_path_bits;
+  }
+}
+
+Cq* new_cq(ibv_context* ibctx) noexcept {
+  auto* cq = new (std::nothrow) Cq{};
+  if (cq == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  cq->ctx = to_vctx(ibctx);
+  pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+  return cq;
+}
+
+void delete_cq(Cq* cq) noexcept {
+  unmap_queue(&cq->map);
+  pthread_spin_destroy(&cq->lock);
+  delete cq;
+}
+
+}  // namespace
+
+ibv_cq* create_cq(ibv_context* ibctx, int cqe, ibv_comp_channel* channel,
+                  int comp_vector) noexcept {
+  Cq* cq = new_cq(ibctx);
+  if (cq == nullptr) {
+    return nullptr;
+  }
+  abi::CreateCqCmd cmd{};
+  abi::CreateCqResp resp{};
+  const int err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+                                    abi::as<struct ibv_create_cq>(&cmd), sizeof(cmd),
+                                    abi::as<ib_uverbs_create_cq_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    delete_cq(cq);
+    errno = err;
+    return nullptr;
+  }
+  cq->cqn = resp.drv.cqn;
+  if (!attach_ring(cq, resp.drv)) {
+    const int saved = errno;
+    ibv_cmd_destroy_cq(&cq->vcq.cq);
+    delete_cq(cq);
+    errno = saved;
+    return nullptr;
+  }
+  return &cq->vcq.cq;
+}
+
+ibv_cq_ex* create_cq_ex(ibv_context* ibctx, ibv_cq_init_attr_ex* attr) noexcept {
+  if ((attr->wc_flags & ~kSupportedWcFlags) != 0) {
+    debug("create_cq_ex: unsupported wc_flags %#llx",
+          static_cast<unsigned long long>(attr->wc_flags & ~kSupportedWcFlags));
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  if (attr->comp_mask > IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+      ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 && attr->flags != 0)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  Cq* cq = new_cq(ibctx);
+  if (cq == nullptr) {
+    return nullptr;
+  }
+  cq->ex = true;
+  abi::CreateCqExCmd cmd{};
+  abi::CreateCqExResp resp{};
+  const int err = ibv_cmd_create_cq_ex(
+      ibctx, attr, &cq->vcq, abi::as<struct ibv_create_cq_ex>(&cmd), sizeof(cmd),
+      abi::as<ib_uverbs_ex_create_cq_resp>(&resp), sizeof(resp), 0);
+  if (err != 0) {
+    delete_cq(cq);
+    errno = err;
+    return nullptr;
+  }
+  cq->cqn = resp.drv.cqn;
+  if (!attach_ring(cq, resp.drv)) {
+    const int saved = errno;
+    ibv_cmd_destroy_cq(&cq->vcq.cq);
+    delete_cq(cq);
+    errno = saved;
+    return nullptr;
+  }
+  set_ex_ops(cq, attr->wc_flags);
+  return &cq->vcq.cq_ex;
+}
+
+int destroy_cq(ibv_cq* ibcq) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const int err = ibv_cmd_destroy_cq(ibcq);
+  if (err != 0) {
+    return err;
+  }
+  delete_cq(cq);
+  return 0;
+}
+
+int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const Lock lock(&cq->lock);
+  // The device moves what we have not consumed from the ci it reads.
+  publish_ci(cq);
+  abi::ResizeCqCmd cmd{};
+  abi::ResizeCqResp resp{};
+  const int err = ibv_cmd_resize_cq(ibcq, cqe, abi::as<struct ibv_resize_cq>(&cmd), sizeof(cmd),
+                                    abi::as<ib_uverbs_resize_cq_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    return err;
+  }
+  if (!attach_ring(cq, resp.drv)) {
+    // The device already moved to the new ring and we cannot see it.
+    return errno;
+  }
+  return 0;
+}
+
+int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const Lock lock(&cq->lock);
+  int n = 0;
+  vrnic_cqe e{};
+  while (n < ne && next_cqe(cq, &e)) {
+    fill_wc(e, &wc[n]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    ++n;
+  }
+  if (n > 0) {
+    publish_ci(cq);
+  }
+  return n;
+}
+
+// Arming is a write to the doorbell record: the device looks at arm_sn
+// whenever it adds a completion, so no doorbell is needed.
+int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const Lock lock(&cq->lock);
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_flags),
+                  to_le32(solicited_only != 0 ? VRNIC_CQ_ARM_SOLICITED : 0));
+  ++cq->arm_sn;
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_sn), to_le32(cq->arm_sn));
+  // The caller polls next: order the arm before that poll's reads, as the
+  // device orders its CQE write before reading arm_sn.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return 0;
+}
+
+}  // namespace vrnic

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// libvrnic shared receive queues: a receive ring of their own that any
+// number of QPs take from, in the order posted.
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "abi_mirror.h"
+#include "vrnic.h"
+
+namespace vrnic {
+namespace {
+
+void delete_srq(Srq* srq) noexcept {
+  unmap_queue(&srq->map);
+  pthread_spin_destroy(&srq->lock);
+  delete srq;
+}
+
+bool ring_ok(const vrnic_create_srq_resp& r) noexcept {
+  return r.log_depth <= 16 && r.log_stride >= VRNIC_RQE_MIN_LOG_STRIDE &&
+         r.log_stride <= VRNIC_WQE_MAX_LOG_STRIDE && r.ring_offset >= sizeof(vrnic_srq_dbrec) &&
+         uint64_t{r.ring_offset} + (uint64_t{1} << (r.log_depth + r.log_stride)) <= r.qbuf_size;
+}
+
+}  // namespace
+
+ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
+  auto* srq = new (std::nothrow) Srq{};
+  if (srq == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  srq->ctx = to_vctx(pd->context);
+  pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+  abi::CreateSrqCmd cmd{};
+  abi::CreateSrqResp resp{};
+  int err =
+      ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, abi::as<struct ibv_create_srq>(&cmd),
+                         sizeof(cmd), abi::as<ib_uverbs_create_srq_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    delete_srq(srq);
+    errno = err;
+    return nullptr;
+  }
+  const vrnic_create_srq_resp& r = resp.drv;
+  if (!ring_ok(r) || attr->attr.max_sge > VRNIC_MAX_SGE) {
+    debug("kernel described a bad SRQ ring");
+    err = EPROTO;
+  } else if (!map_queue(srq->ctx, r.qbuf_key, r.qbuf_size, &srq->map)) {
+    err = errno;
+  }
+  if (err != 0) {
+    ibv_cmd_destroy_srq(&srq->vsrq.srq);
+    delete_srq(srq);
+    errno = err;
+    return nullptr;
+  }
+  srq->dbrec = srq->map.at(0);
+  srq->ring = srq->map.at(r.ring_offset);
+  srq->log_depth = r.log_depth;
+  srq->log_stride = r.log_stride;
+  srq->max_sge = attr->attr.max_sge;
+  return &srq->vsrq.srq;
+}
+
+int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int mask) noexcept {
+  abi::ModifySrqCmd cmd{};
+  return ibv_cmd_modify_srq(ibsrq, attr, mask, abi::as<struct ibv_modify_srq>(&cmd), sizeof(cmd));
+}
+
+int query_srq(ibv_srq* ibsrq, ibv_srq_attr* attr) noexcept {
+  abi::QuerySrqCmd cmd{};
+  return ibv_cmd_query_srq(ibsrq, attr, abi::as<struct ibv_query_srq>(&cmd), sizeof(cmd));
+}
+
+int destroy_srq(ibv_srq* ibsrq) noexcept {
+  const int err = ibv_cmd_destroy_srq(ibsrq);
+  if (err != 0) {
+    return err;
+  }
+  delete_srq(to_vsrq(ibsrq));
+  return 0;
+}
+
+int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
+  Srq* srq = to_vsrq(ibsrq);
+  pthread_spin_lock(&srq->lock);
+  uint32_t pi = srq->pi;
+  int err = 0;
+  for (; wr != nullptr; wr = wr->next) {
+    const uint32_t ci = le32(load_acquire32(srq->dbrec + offsetof(vrnic_srq_dbrec, ci)));
+    if (ring_used(pi, ci) >= (1U << srq->log_depth)) {
+      err = ENOMEM;
+      break;
+    }
+    std::byte* slot =
+        srq->ring + (static_cast<size_t>(ring_slot(pi, srq->log_depth)) << srq->log_stride);
+    err = write_rqe(slot, srq->log_stride, srq->max_sge, wr);
+    if (err != 0) {
+      break;
+    }
+    ++pi;
+  }
+  if (err != 0) {
+    *bad = wr;
+  }
+  if (pi != srq->pi) {
+    srq->pi = pi;
+    store_release32(srq->dbrec + offsetof(vrnic_srq_dbrec, pi), to_le32(pi));
+    ring_engine(srq->ctx);
+  }
+  pthread_spin_unlock(&srq->lock);
+  return err;
+}
+
+}  // namespace vrnic
