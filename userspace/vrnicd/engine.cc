@@ -122,8 +122,9 @@ uint32_t Qp::send_producer() { return load_le32(dbrec() + offsetof(vrnic_qp_dbre
 
 // The send ring slot of a WQE is free again once the WQE has completed,
 // as on rxe: so at most max_send_wr WQEs are ever outstanding.
-void Qp::publish_sq_ci() {
-  const uint32_t done = tp.sq_done();
+void Qp::publish_sq_ci() { publish_sq_ci(tp.sq_done()); }
+
+void Qp::publish_sq_ci(uint32_t done) {
   if (done != published_sq_ci) {
     published_sq_ci = done;
     vrnic::store_release32(dbrec() + offsetof(vrnic_qp_dbrec, sq_ci), vrnic::to_le32(done));
@@ -378,6 +379,9 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
 }
 
 void Qp::complete_send(const roce::Completion& c) {
+  // Retire the WQE (and the unsignaled ones before it) before its CQE
+  // appears: a consumer that polls the CQE may post into the slot at once.
+  publish_sq_ci(c.wqe_idx + 1);
   if (!eng.post_cqe(*send_cq, c, qpn, false)) {
     fatal = true;
   }

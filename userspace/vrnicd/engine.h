@@ -80,6 +80,7 @@ class Qp final : public roce::QpEnv {
 
   [[nodiscard]] uint32_t recv_producer() const;
   void publish_sq_ci();
+  void publish_sq_ci(uint32_t done);
   [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
 
   Engine& eng;
