@@ -70,15 +70,26 @@ void EventLoop::remove_timer(int id) {
 }
 
 bool EventLoop::run_once(int timeout_ms) {
+  return run_once_for(timeout_ms < 0 ? std::chrono::microseconds(-1)
+                                     : std::chrono::milliseconds(timeout_ms));
+}
+
+bool EventLoop::run_once_for(std::chrono::microseconds timeout) {
   if (stopped_) {
     return false;
   }
   std::array<epoll_event, 32> events{};
-  const int n =
-      ::epoll_wait(epfd_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
+  timespec ts{};
+  const bool forever = timeout.count() < 0;
+  if (!forever) {
+    ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000);
+    ts.tv_nsec = static_cast<long>(timeout.count() % 1000000) * 1000;
+  }
+  const int n = ::epoll_pwait2(epfd_.get(), events.data(), static_cast<int>(events.size()),
+                               forever ? nullptr : &ts, nullptr);
   if (n < 0) {
     if (errno != EINTR) {
-      LOG_ERR("epoll_wait: %s", std::strerror(errno));
+      LOG_ERR("epoll_pwait2: %s", std::strerror(errno));
       stopped_ = true;
     }
     return !stopped_;

@@ -5,6 +5,7 @@
 // on this thread (functions that must are marked with an _st suffix).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,8 @@ class EventLoop {
   // Dispatch ready events, waiting at most timeout_ms (-1: forever).
   // Returns false when the loop was stopped.
   bool run_once(int timeout_ms);
+  // The same with a finer timeout (negative: forever).
+  bool run_once_for(std::chrono::microseconds timeout);
   void run();
   void stop() noexcept { stopped_ = true; }
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }

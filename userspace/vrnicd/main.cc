@@ -4,6 +4,7 @@
 // QEMU through ivshmem-doorbell.
 #include <getopt.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 
 #include <algorithm>
@@ -37,7 +38,9 @@ struct Options {
   std::string info_file;
   std::string log_file;
   size_t bar_size = Bar2::kDefaultSize;
-  uint32_t poll_us = 200;
+  uint32_t poll_us = 50;
+  uint32_t doze_us = 20000;
+  uint32_t doze_tick_us = 50;
   DeviceConfig dev;
 };
 
@@ -62,8 +65,12 @@ void usage(std::FILE* out) {
       "      --vectors N           MSI-X vectors; must equal QEMU's vectors= (default 4)\n"
       "      --limit NAME=VALUE    override a device limit, e.g. max_qp=256\n"
       "      --link-down           start with the port's cable unplugged\n"
-      "      --poll-us US          keep polling queues this long after the last work\n"
-      "                            before sleeping (default 200)\n"
+      "      --poll-us US          poll queues continuously this long after the last\n"
+      "                            work (default 50)\n"
+      "      --doze-us US          then poll them every --doze-tick-us until this long\n"
+      "                            after the last work, before sleeping until a\n"
+      "                            doorbell (default 20000)\n"
+      "      --doze-tick-us US     (default 50)\n"
       "      --bar-size BYTES      BAR2 size, a power of two (default 1 MiB)\n"
       "      --info-file PATH      write the device's identity and limits to PATH\n"
       "      --log-file PATH       log to PATH instead of stderr\n"
@@ -112,6 +119,8 @@ enum LongOpt : int {
   kOptLimit,
   kOptLinkDown,
   kOptPollUs,
+  kOptDozeUs,
+  kOptDozeTickUs,
   kOptBarSize,
   kOptInfoFile,
   kOptLogFile,
@@ -131,6 +140,8 @@ int parse_options(int argc, char** argv, Options* o) {
       {"limit", required_argument, nullptr, kOptLimit},
       {"link-down", no_argument, nullptr, kOptLinkDown},
       {"poll-us", required_argument, nullptr, kOptPollUs},
+      {"doze-us", required_argument, nullptr, kOptDozeUs},
+      {"doze-tick-us", required_argument, nullptr, kOptDozeTickUs},
       {"bar-size", required_argument, nullptr, kOptBarSize},
       {"info-file", required_argument, nullptr, kOptInfoFile},
       {"log-file", required_argument, nullptr, kOptLogFile},
@@ -190,6 +201,18 @@ int parse_options(int argc, char** argv, Options* o) {
           return 3;
         }
         break;
+      case kOptDozeUs:
+        if (!parse_u32(arg, &o->doze_us) || o->doze_us > 10000000) {
+          std::fprintf(stderr, "vrnicd: --doze-us must be 0..10000000\n");
+          return 3;
+        }
+        break;
+      case kOptDozeTickUs:
+        if (!parse_u32(arg, &o->doze_tick_us) || o->doze_tick_us == 0 || o->doze_tick_us > 100000) {
+          std::fprintf(stderr, "vrnicd: --doze-tick-us must be 1..100000\n");
+          return 3;
+        }
+        break;
       case kOptBarSize: {
         uint64_t v = 0;
         if (!parse_size(arg, &v)) {
@@ -246,10 +269,21 @@ int parse_options(int argc, char** argv, Options* o) {
   return 0;
 }
 
-// The dispatch loop: the engine polls its queues while there is work and
-// for poll_window after it, then sleeps until a doorbell, a timer or any
-// other event.  See "Doorbell suppression" in Documentation/hw-spec.rst.
-void run_dispatch(EventLoop& loop, Device& dev, std::chrono::microseconds poll_window) {
+// How the engine waits for work; see "Doorbell suppression" in
+// Documentation/hw-spec.rst.
+struct PollPolicy {
+  std::chrono::microseconds spin;       // poll continuously this long after work
+  std::chrono::microseconds doze;       // then poll every tick until this long
+  std::chrono::microseconds doze_tick;  // after work; then sleep for a doorbell
+};
+
+// The dispatch loop, with three speeds.  After work the engine spins on
+// its doorbell records; then it dozes, polling them every tick while
+// yielding the CPU (the guest's vCPUs need it: this machine may have as
+// few cores as busy threads); only then does it set the asleep flag and
+// sleep until a doorbell, a timer or any other event.  While it spins or
+// dozes, producers see the flag clear and write no doorbell.
+void run_dispatch(EventLoop& loop, Device& dev, const PollPolicy& p) {
   using Clock = std::chrono::steady_clock;
   auto last_work = Clock::now();
   while (!loop.stopped()) {
@@ -258,8 +292,13 @@ void run_dispatch(EventLoop& loop, Device& dev, std::chrono::microseconds poll_w
       loop.run_once(0);
       continue;
     }
-    if (Clock::now() - last_work < poll_window) {
+    const auto idle = Clock::now() - last_work;
+    if (idle < p.spin) {
       loop.run_once(0);
+      continue;
+    }
+    if (idle < p.doze) {
+      loop.run_once_for(p.doze_tick);
       continue;
     }
     if (!dev.engine_prepare_sleep_st()) {
@@ -276,7 +315,10 @@ void run_dispatch(EventLoop& loop, Device& dev, std::chrono::microseconds poll_w
     }
     loop.run_once(timeout_ms);
     dev.engine_wake_st();
-    last_work = Clock::now();
+    // Whatever woke us (a doorbell, a timer, the heartbeat), the next poll
+    // says whether there is work; without any, sleep again at once rather
+    // than spin and doze for nothing.
+    last_work = Clock::now() - p.doze;
   }
 }
 
@@ -363,7 +405,13 @@ int run(const Options& o) {
            o.socket_path.c_str(), o.guest_mem_path.c_str(),
            static_cast<unsigned long long>(mem->ram_size() >> 20), format_mac(o.dev.mac).c_str(),
            o.dev.num_vectors);
-  run_dispatch(loop, *dev, std::chrono::microseconds(o.poll_us));
+  // Doze ticks need timer precision finer than the default 50 us slack.
+  if (::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) != 0) {
+    LOG_WARN("cannot reduce the timer slack: %s", std::strerror(errno));
+  }
+  run_dispatch(loop, *dev,
+               {std::chrono::microseconds(o.poll_us), std::chrono::microseconds(o.doze_us),
+                std::chrono::microseconds(o.doze_tick_us)});
 
   LOG_INFO("exiting on %s", exit_signal != 0 ? strsignal(exit_signal) : "error");
   dev->shutdown_st();
