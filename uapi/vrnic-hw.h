@@ -505,7 +505,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_av, 32);
 /* QP attributes, for MODIFY_QP (in) and QUERY_QP (out). */
 struct vrnic_qp_attr {
 	__le32 state;		/* enum vrnic_qp_state */
-	__le32 access;		/* VRNIC_ACCESS_REMOTE_* */
+	__le32 access;		/* VRNIC_ACCESS_*; LOCAL_WRITE has no effect */
 	__le32 path_mtu;	/* IB MTU enumeration */
 	__le32 dest_qpn;
 	__le32 rq_psn;

@@ -179,6 +179,9 @@ static u32 vrnic_qp_access(int ib_access)
 {
 	u32 a = 0;
 
+	/* Kept so that query_qp returns it; it means nothing for a QP. */
+	if (ib_access & IB_ACCESS_LOCAL_WRITE)
+		a |= VRNIC_ACCESS_LOCAL_WRITE;
 	if (ib_access & IB_ACCESS_REMOTE_WRITE)
 		a |= VRNIC_ACCESS_REMOTE_WRITE;
 	if (ib_access & IB_ACCESS_REMOTE_READ)
@@ -316,6 +319,8 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->sq_psn = le32_to_cpu(a.sq_psn);
 	attr->dest_qp_num = le32_to_cpu(a.dest_qpn);
 	access = le32_to_cpu(a.access);
+	if (access & VRNIC_ACCESS_LOCAL_WRITE)
+		attr->qp_access_flags |= IB_ACCESS_LOCAL_WRITE;
 	if (access & VRNIC_ACCESS_REMOTE_WRITE)
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
 	if (access & VRNIC_ACCESS_REMOTE_READ)
