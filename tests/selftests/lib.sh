@@ -87,3 +87,29 @@ retry() {
 	done
 	return 1
 }
+
+# Ask the host something only it can see (see scripts/vm-run):
+# host_request REQUEST... prints the answer; fails on no answer or an error.
+host_request() {
+	local name dir=$VRNIC_RUN_DIR/host i
+	name=req-$VRNIC_VM-$$-$RANDOM
+	echo "$*" >"$dir/$name.tmp" && mv "$dir/$name.tmp" "$dir/$name.req" || return 1
+	for ((i = 0; i < 1200; i++)); do
+		if [[ -f $dir/$name.resp ]]; then
+			local out
+			out=$(<"$dir/$name.resp")
+			rm -f "$dir/$name.resp"
+			echo "$out"
+			[[ $out != error:* ]]
+			return
+		fi
+		sleep 0.1
+	done
+	echo "error: the host did not answer"
+	return 1
+}
+
+# A hardware counter of this port: hw_counter NAME
+hw_counter() {
+	cat "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters/$1"
+}
