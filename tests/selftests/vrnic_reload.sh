@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # vrnic.ko unloads and loads cleanly, ten times in a row, and an open user
-# context does not block unloading: its owner gets IBV_EVENT_DEVICE_FATAL
-# and can still close it.  Leaves the device loaded and ACTIVE.
+# context with live verbs objects does not block unloading: its owner gets
+# IBV_EVENT_DEVICE_FATAL and can still destroy them and close it.  Leaves
+# the device loaded and ACTIVE.
 source "$(dirname "$0")/lib.sh"
 require_vm
 
@@ -59,7 +60,7 @@ mark=$(dmesg_mark)
 "$uctx" "$VRNIC_IBDEV" --hold >"$tmp/hold" 2>&1 &
 holder=$!
 retry 100 0.1 grep -q ready "$tmp/hold"
-ktap_check "a process holds a user context open" $? "$(cat "$tmp/hold")"
+ktap_check "a process holds a user context with a PD, MR, CQ, SRQ and QP open" $? "$(cat "$tmp/hold")"
 
 timeout 60 rmmod vrnic
 ktap_check "rmmod with the context open does not block" $?
@@ -67,8 +68,8 @@ retry 100 0.1 grep -q "event IBV_EVENT_DEVICE_FATAL" "$tmp/hold"
 ktap_check "the context's owner gets IBV_EVENT_DEVICE_FATAL" $? "$(cat "$tmp/hold")"
 wait "$holder"
 status=$?
-[[ $status == 0 ]] && grep -q closed "$tmp/hold"
-ktap_check "the owner closes the dead context cleanly" $? "exit $status: $(cat "$tmp/hold")"
+[[ $status == 0 ]] && grep -q "destroyed: qp 0 srq 0 cq 0 mr 0 pd 0" "$tmp/hold" && grep -q closed "$tmp/hold"
+ktap_check "the owner destroys its objects and closes the dead context cleanly" $? "exit $status: $(cat "$tmp/hold")"
 
 ensure_loaded
 ok=$?

@@ -5,8 +5,9 @@
  * closing unmaps everything, many times over.
  *
  *   vrnic_uctx DEVICE          run the checks, print KTAP
- *   vrnic_uctx DEVICE --hold   open a context, print "ready", then print
- *                              async events until the device goes away
+ *   vrnic_uctx DEVICE --hold   open a context with a PD, MR, CQ, SRQ and QP,
+ *                              print "ready", then print async events until
+ *                              the device goes away
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -55,13 +56,80 @@ static struct ibv_device *find_device(struct ibv_device **list, const char *name
 	return NULL;
 }
 
+/* Verbs objects a holder keeps alive across the device going away. */
+struct held {
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	void *buf;
+};
+
+static bool hold_objects(struct ibv_context *ctx, struct held *h)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	h->buf = calloc(1, 65536);
+	h->pd = ibv_alloc_pd(ctx);
+	if (!h->buf || !h->pd)
+		return false;
+	h->mr = ibv_reg_mr(h->pd, h->buf, 65536, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE);
+	h->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	h->srq = ibv_create_srq(h->pd, &sa);
+	if (!h->mr || !h->cq || !h->srq)
+		return false;
+	qa.send_cq = h->cq;
+	qa.recv_cq = h->cq;
+	h->qp = ibv_create_qp(h->pd, &qa);
+	if (!h->qp || ibv_modify_qp(h->qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	sge = (struct ibv_sge){ (uintptr_t)h->buf, 4096, h->mr->lkey };
+	return !ibv_post_recv(h->qp, &wr, &bad) && !ibv_post_srq_recv(h->srq, &wr, &bad);
+}
+
+/* After the device is gone, destroying must not fail or crash. */
+static void release_objects(struct held *h)
+{
+	int rc[5] = { 0 };
+
+	if (h->qp)
+		rc[0] = ibv_destroy_qp(h->qp);
+	if (h->srq)
+		rc[1] = ibv_destroy_srq(h->srq);
+	if (h->cq)
+		rc[2] = ibv_destroy_cq(h->cq);
+	if (h->mr)
+		rc[3] = ibv_dereg_mr(h->mr);
+	if (h->pd)
+		rc[4] = ibv_dealloc_pd(h->pd);
+	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
+	free(h->buf);
+}
+
 static int hold(struct ibv_device *dev)
 {
 	struct ibv_context *ctx = ibv_open_device(dev);
 	struct ibv_async_event ev;
+	struct held h = { 0 };
 
 	if (!ctx) {
 		printf("open failed: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!hold_objects(ctx, &h)) {
+		printf("creating verbs objects failed: %s\n", strerror(errno));
 		return 1;
 	}
 	printf("ready\n");
@@ -74,6 +142,7 @@ static int hold(struct ibv_device *dev)
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
 			break;
 	}
+	release_objects(&h);
 	/* Closing a context of a device that is gone must still work. */
 	if (ibv_close_device(ctx)) {
 		printf("close failed: %s\n", strerror(errno));
