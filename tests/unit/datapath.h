@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// A whole device in process, for host tests and fuzzers of the data path:
+// vrnicd's Device over a fake guest RAM, driven the way vrnic.ko and
+// libvrnic drive it: admin commands create PDs, MRs, CQs and QPs whose
+// rings live in that RAM, WQEs are written into the rings, and the engine
+// is polled by hand.  QPs talk to each other through the device's own
+// RoCEv2 GID (loopback).  No gtest here: fuzzers use it too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "bar2.h"
+#include "device.h"
+#include "fake_driver.h"
+#include "guest_memory.h"
+#include "hw_access.h"
+#include "irq.h"
+
+namespace vrnic_test {
+
+class DataPath {
+ public:
+  static constexpr size_t kRamSize = size_t{32} << 20;
+  static constexpr uint64_t kHeap = uint64_t{1} << 20;  // above FakeDriver's queues
+  static constexpr uint64_t kPage = 4096;
+  static constexpr uint32_t kEqn = 1;
+  // The port's GID 0, an IPv4-mapped RoCEv2 GID, and its MAC.
+  static constexpr std::array<uint8_t, 16> kGid = {0, 0, 0, 0, 0,    0,    0,  0,
+                                                   0, 0, 0, 0, 0xff, 0xff, 10, 0};
+  static constexpr std::array<uint8_t, 6> kMac = {0x52, 0x54, 0, 1, 2, 3};
+
+  struct Cq {
+    uint32_t cqn = 0;
+    uint64_t dbrec = 0;
+    uint64_t ring = 0;
+    uint32_t log_depth = 0;
+    uint32_t ci = 0;
+  };
+
+  struct Qp {
+    uint32_t qpn = 0;
+    uint32_t type = VRNIC_QPT_RC;
+    uint64_t dbrec = 0;
+    uint64_t sq = 0;
+    uint64_t rq = 0;
+    uint32_t sq_log_depth = 4;
+    uint32_t sq_log_stride = 8;
+    uint32_t rq_log_depth = 4;
+    uint32_t rq_log_stride = 6;
+    uint32_t sq_pi = 0;
+    uint32_t rq_pi = 0;
+  };
+
+  DataPath()
+      : ram_(kRamSize),
+        mem_({{0, kRamSize, ram_.data()}}),
+        bar_(vrnicd::Bar2::create(vrnicd::Bar2::kDefaultSize, &err_)),
+        dev_(cfg_, *bar_, mem_, irq_),
+        drv_(
+            bar_->data(), ram_.data(), kRamSize, [this] { dev_.on_ctrl_doorbell_st(); },
+            std::chrono::milliseconds(0)) {
+    dev_.init_registers_st();
+  }
+
+  // Enable the device, a completion EQ, the port and GID 0.
+  bool bring_up() {
+    if (!drv_.reset() || drv_.enable() != VRNIC_STATE_READY) {
+      return false;
+    }
+    auto eq = make_cmd(VRNIC_AQ_OP_CREATE_EQ);
+    eq.create_eq.eqn = kEqn;
+    eq.create_eq.vector = 1;
+    eq.create_eq.log_depth = 8;
+    eq.create_eq.ring_addr = alloc(sizeof(vrnic_eqe) << 8);
+    eq.create_eq.dbrec_addr = alloc(kPage);
+    auto port = make_cmd(VRNIC_AQ_OP_MODIFY_PORT,
+                         VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU);
+    port.modify_port.port = 1;
+    port.modify_port.netdev_state = VRNIC_NETDEV_STATE_UP | VRNIC_NETDEV_STATE_CARRIER;
+    port.modify_port.netdev_mtu = 1500;
+    auto gid = make_cmd(VRNIC_AQ_OP_SET_GID, VRNIC_AQ_SET_GID_F_VALID);
+    gid.set_gid.port = 1;
+    gid.set_gid.index = 0;
+    std::memcpy(gid.set_gid.gid, kGid.data(), kGid.size());
+    std::memcpy(gid.set_gid.mac, kMac.data(), kMac.size());
+    gid.set_gid.vlan_id = 0xffff;
+    return drv_.exec_status(eq) == VRNIC_AQ_STATUS_OK &&
+           drv_.exec_status(port) == VRNIC_AQ_STATUS_OK &&
+           drv_.exec_status(gid) == VRNIC_AQ_STATUS_OK;
+  }
+
+  // Zeroed, page-aligned guest memory; 0 when the RAM is used up.
+  uint64_t alloc(size_t bytes) {
+    const uint64_t at = heap_;
+    const uint64_t end = at + (bytes + kPage - 1) / kPage * kPage;
+    if (end > kRamSize) {
+      return 0;
+    }
+    heap_ = end;
+    std::memset(ram(at), 0, end - at);
+    return at;
+  }
+  std::byte* ram(uint64_t gpa) { return ram_.data() + gpa; }
+  vrnicd::Device& dev() { return dev_; }
+  FakeDriver& drv() { return drv_; }
+
+  // A page list for npages contiguous pages from gpa.
+  uint64_t pbl(uint64_t gpa, uint32_t npages) {
+    const uint64_t list = alloc(npages * sizeof(uint64_t));
+    for (uint32_t i = 0; i < npages; ++i) {
+      const uint64_t page = vrnic::to_le64(gpa + i * kPage);
+      std::memcpy(ram(list + i * sizeof(uint64_t)), &page, sizeof(page));
+    }
+    return list;
+  }
+
+  int create_pd(uint32_t* pdn) {
+    auto c = drv_.exec(make_cmd(VRNIC_AQ_OP_CREATE_PD));
+    if (!c) {
+      return -1;
+    }
+    *pdn = static_cast<uint32_t>(c->result);
+    return static_cast<int>(vrnic::field_get<VRNIC_AQ_CQE_STATUS_MASK>(c->info));
+  }
+
+  // An MR over [gpa, gpa + len) at iova gpa (identity mapping).
+  int reg_mr(uint32_t pdn, uint64_t gpa, uint64_t len, uint32_t access, uint32_t* key) {
+    const uint64_t first = gpa & ~(kPage - 1);
+    const auto npages = static_cast<uint32_t>((gpa + len - first + kPage - 1) / kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_REG_MR);
+    c.reg_mr.iova = gpa;
+    c.reg_mr.length = len;
+    c.reg_mr.pbl_addr = pbl(first, npages);
+    c.reg_mr.pdn = pdn;
+    c.reg_mr.access = access;
+    c.reg_mr.npages = npages;
+    c.reg_mr.page_shift = 12;
+    return exec_result(c, key);
+  }
+
+  int create_cq(uint32_t log_depth, Cq* cq) {
+    const auto npages = static_cast<uint32_t>(1 + (sizeof(vrnic_cqe) << log_depth) / kPage + 1);
+    const uint64_t buf = alloc(npages * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_CREATE_CQ);
+    c.create_cq.buf.pbl_addr = pbl(buf, npages);
+    c.create_cq.buf.npages = npages;
+    c.create_cq.log_depth = log_depth;
+    c.create_cq.eqn = kEqn;
+    cq->dbrec = buf;
+    cq->ring = buf + kPage;
+    cq->log_depth = log_depth;
+    cq->ci = 0;
+    return exec_result(c, &cq->cqn);
+  }
+
+  // qp's type and ring geometry are inputs; the rest is filled in.
+  int create_qp(uint32_t pdn, const Cq& scq, const Cq& rcq, Qp* qp, uint32_t max_inline = 64,
+                uint32_t flags = 0) {
+    const auto sq_pages = static_cast<uint32_t>(
+        std::max<uint64_t>(1, (uint64_t{1} << (qp->sq_log_depth + qp->sq_log_stride)) / kPage));
+    const auto rq_pages = static_cast<uint32_t>(
+        std::max<uint64_t>(1, (uint64_t{1} << (qp->rq_log_depth + qp->rq_log_stride)) / kPage));
+    const uint32_t npages = 1 + sq_pages + rq_pages;
+    const uint64_t buf = alloc(npages * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_CREATE_QP, flags);
+    c.create_qp.buf.pbl_addr = pbl(buf, npages);
+    c.create_qp.buf.npages = npages;
+    c.create_qp.type = qp->type;
+    c.create_qp.pdn = pdn;
+    c.create_qp.send_cqn = scq.cqn;
+    c.create_qp.recv_cqn = rcq.cqn;
+    c.create_qp.sq_log_depth = static_cast<uint8_t>(qp->sq_log_depth);
+    c.create_qp.sq_log_stride = static_cast<uint8_t>(qp->sq_log_stride);
+    c.create_qp.rq_log_depth = static_cast<uint8_t>(qp->rq_log_depth);
+    c.create_qp.rq_log_stride = static_cast<uint8_t>(qp->rq_log_stride);
+    c.create_qp.sq_page = 1;
+    c.create_qp.rq_page = static_cast<uint16_t>(1 + sq_pages);
+    c.create_qp.max_inline = max_inline;
+    qp->dbrec = buf;
+    qp->sq = buf + kPage;
+    qp->rq = buf + (1 + sq_pages) * kPage;
+    qp->sq_pi = qp->rq_pi = 0;
+    return exec_result(c, &qp->qpn);
+  }
+
+  int modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr& a) {
+    const uint64_t at = scratch();
+    std::memcpy(ram(at), &a, sizeof(a));
+    auto c = make_cmd(VRNIC_AQ_OP_MODIFY_QP);
+    c.modify_qp.qpn = qpn;
+    c.modify_qp.attr_mask = mask;
+    c.modify_qp.attr.addr = at;
+    c.modify_qp.attr.len = sizeof(a);
+    return drv_.exec_status(c);
+  }
+
+  std::optional<vrnic_qp_attr> query_qp(uint32_t qpn) {
+    const uint64_t at = scratch();
+    auto c = make_cmd(VRNIC_AQ_OP_QUERY_QP);
+    c.query_qp.qpn = qpn;
+    c.query_qp.resp.addr = at;
+    c.query_qp.resp.len = sizeof(vrnic_qp_attr);
+    if (drv_.exec_status(c) != VRNIC_AQ_STATUS_OK) {
+      return std::nullopt;
+    }
+    vrnic_qp_attr a{};
+    std::memcpy(&a, ram(at), sizeof(a));
+    return a;
+  }
+
+  static vrnic_av loopback_av() {
+    vrnic_av av{};
+    std::memcpy(av.dgid, kGid.data(), kGid.size());
+    std::memcpy(av.dmac, kMac.data(), kMac.size());
+    av.sgid_index = 0;
+    av.hop_limit = 64;
+    av.vlan_id = 0xffff;
+    return av;
+  }
+
+  // RESET -> INIT -> RTR -> RTS, talking to dest_qpn through our own GID.
+  int connect(const Qp& qp, uint32_t dest_qpn, uint32_t access = VRNIC_ACCESS_ALL) {
+    vrnic_qp_attr a{};
+    a.state = VRNIC_QPS_INIT;
+    a.access = access;
+    a.port = 1;
+    a.qkey = 0x1234;
+    uint32_t mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT |
+                    (qp.type == VRNIC_QPT_UD ? VRNIC_QP_ATTR_QKEY : VRNIC_QP_ATTR_ACCESS);
+    if (int st = modify_qp(qp.qpn, mask, a); st != VRNIC_AQ_STATUS_OK) {
+      return st;
+    }
+    a.state = VRNIC_QPS_RTR;
+    a.path_mtu = 3;  // 1024
+    a.dest_qpn = dest_qpn;
+    a.rq_psn = 100;
+    a.av = loopback_av();
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    mask = VRNIC_QP_ATTR_STATE;
+    if (qp.type != VRNIC_QPT_UD) {
+      mask |=
+          VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN | VRNIC_QP_ATTR_AV;
+    }
+    if (qp.type == VRNIC_QPT_RC) {
+      mask |= VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER;
+    }
+    if (int st = modify_qp(qp.qpn, mask, a); st != VRNIC_AQ_STATUS_OK) {
+      return st;
+    }
+    a.state = VRNIC_QPS_RTS;
+    a.sq_psn = 100;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = 4;
+    mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_SQ_PSN;
+    if (qp.type == VRNIC_QPT_RC) {
+      mask |= VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT | VRNIC_QP_ATTR_RNR_RETRY |
+              VRNIC_QP_ATTR_MAX_RD_ATOMIC;
+    }
+    return modify_qp(qp.qpn, mask, a);
+  }
+
+  // Write raw bytes as the next send WQE and publish it.
+  void post_send_raw(Qp& qp, std::span<const std::byte> wqe) {
+    const size_t stride = size_t{1} << qp.sq_log_stride;
+    std::byte* slot = ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride);
+    std::memset(slot, 0, stride);
+    std::memcpy(slot, wqe.data(), std::min(stride, wqe.size()));
+    ++qp.sq_pi;
+    vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), qp.sq_pi);
+  }
+
+  // A send WQE: header, the AV for UD, SGEs.
+  void post_send(Qp& qp, vrnic_sqe h, std::span<const vrnic_sge> sges,
+                 const vrnic_av* av = nullptr) {
+    std::vector<std::byte> w(size_t{1} << qp.sq_log_stride);
+    h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(static_cast<uint32_t>(sges.size()));
+    std::memcpy(w.data(), &h, sizeof(h));
+    size_t off = VRNIC_SQE_DATA_OFFSET;
+    if (av != nullptr) {
+      std::memcpy(w.data() + off, av, sizeof(*av));
+      off = VRNIC_SQE_UD_DATA_OFFSET;
+    }
+    if (off + sges.size_bytes() <= w.size()) {
+      std::memcpy(w.data() + off, sges.data(), sges.size_bytes());
+    }
+    post_send_raw(qp, w);
+  }
+
+  void post_recv_raw(Qp& qp, std::span<const std::byte> rqe) {
+    const size_t stride = size_t{1} << qp.rq_log_stride;
+    std::byte* slot = ram(qp.rq + vrnic::ring_slot(qp.rq_pi, qp.rq_log_depth) * stride);
+    std::memset(slot, 0, stride);
+    std::memcpy(slot, rqe.data(), std::min(stride, rqe.size()));
+    ++qp.rq_pi;
+    vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, rq_pi)), qp.rq_pi);
+  }
+
+  void post_recv(Qp& qp, uint64_t wr_id, std::span<const vrnic_sge> sges) {
+    std::vector<std::byte> w(sizeof(vrnic_rqe) + sges.size_bytes());
+    const vrnic_rqe h{wr_id, static_cast<uint32_t>(sges.size()), 0};
+    std::memcpy(w.data(), &h, sizeof(h));
+    std::memcpy(w.data() + sizeof(h), sges.data(), sges.size_bytes());
+    post_recv_raw(qp, w);
+  }
+
+  // Poll the engine until it has nothing left to do (or max_rounds).
+  void run(int max_rounds = 100000) {
+    int idle = 0;
+    for (int i = 0; i < max_rounds && idle < 3; ++i) {
+      idle = dev_.engine_poll_st() ? 0 : idle + 1;
+    }
+  }
+
+  std::optional<vrnic_cqe> poll(Cq& cq) {
+    std::byte* slot = ram(cq.ring + vrnic::ring_slot(cq.ci, cq.log_depth) * sizeof(vrnic_cqe));
+    const uint32_t info = vrnic::load_acquire32(slot + offsetof(vrnic_cqe, info));
+    if (vrnic::field_get<VRNIC_CQE_OWNER_MASK>(info) != vrnic::ring_owner(cq.ci, cq.log_depth)) {
+      return std::nullopt;
+    }
+    vrnic_cqe e{};
+    std::memcpy(&e, slot, sizeof(e));
+    ++cq.ci;
+    vrnic::store_release32(ram(cq.dbrec + offsetof(vrnic_cq_dbrec, ci)), cq.ci);
+    return e;
+  }
+
+  uint32_t sq_ci(const Qp& qp) {
+    return vrnic::load_acquire32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_ci)));
+  }
+
+ private:
+  template <typename T>
+  int exec_result(const vrnic_aq_cmd& c, T* out) {
+    auto cqe = drv_.exec(c);
+    if (!cqe) {
+      return -1;
+    }
+    *out = static_cast<T>(cqe->result);
+    return static_cast<int>(vrnic::field_get<VRNIC_AQ_CQE_STATUS_MASK>(cqe->info));
+  }
+  uint64_t scratch() {
+    if (scratch_ == 0) {
+      scratch_ = alloc(kPage);
+    }
+    return scratch_;
+  }
+
+  class NullIrq final : public vrnicd::IrqSink {
+   public:
+    void raise(uint32_t /*vector*/) noexcept override {}
+  };
+
+  std::string err_;
+  vrnicd::DeviceConfig cfg_;
+  std::vector<std::byte> ram_;
+  vrnicd::GuestMemory mem_;
+  std::optional<vrnicd::Bar2> bar_;
+  NullIrq irq_;
+  vrnicd::Device dev_;
+  FakeDriver drv_;
+  uint64_t heap_ = kHeap;
+  uint64_t scratch_ = 0;
+};
+
+}  // namespace vrnic_test

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// vrnicd's data path driven through its rings in a fake guest RAM: the
+// memory-region checks (keys, PDs, access, bounds) on every access, MR
+// registration, and the QP state machine as the device enforces it.
+#include "datapath.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace {
+
+using vrnic_test::DataPath;
+
+constexpr size_t kBuf = 64 * 1024;
+
+vrnic_sqe sqe(uint32_t opcode, uint64_t wr_id) {
+  vrnic_sqe h{};
+  h.wr_id = wr_id;
+  h.ctrl = vrnic::field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(opcode) | VRNIC_WQE_CTRL_SIGNALED;
+  return h;
+}
+
+uint32_t status_of(const vrnic_cqe& e) { return vrnic::field_get<VRNIC_CQE_STATUS_MASK>(e.info); }
+uint32_t opcode_of(const vrnic_cqe& e) { return vrnic::field_get<VRNIC_CQE_OPCODE_MASK>(e.info); }
+
+class DataPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dp_.bring_up());
+    ASSERT_EQ(dp_.create_pd(&pd_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.create_pd(&pd2_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.create_cq(8, &cq_), VRNIC_AQ_STATUS_OK);
+    buf_a_ = dp_.alloc(kBuf);
+    buf_b_ = dp_.alloc(kBuf);
+    ASSERT_EQ(dp_.reg_mr(pd_, buf_a_, kBuf, VRNIC_ACCESS_ALL, &key_a_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.reg_mr(pd_, buf_b_, kBuf, VRNIC_ACCESS_ALL, &key_b_), VRNIC_AQ_STATUS_OK);
+    std::mt19937 g(7);
+    for (size_t i = 0; i < kBuf; ++i) {
+      *dp_.ram(buf_a_ + i) = std::byte(g());
+      *dp_.ram(buf_b_ + i) = std::byte(g());
+    }
+  }
+
+  // A fresh pair of RC QPs, a and b, connected to each other.
+  void pair(uint32_t access_b = VRNIC_ACCESS_ALL) {
+    a_ = {};
+    b_ = {};
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(b_, a_.qpn, access_b), VRNIC_AQ_STATUS_OK);
+  }
+
+  // Completions for qpn, in order.
+  std::vector<vrnic_cqe> cqes(uint32_t qpn) {
+    std::vector<vrnic_cqe> out;
+    while (auto e = dp_.poll(cq_)) {
+      if (e->qpn == qpn) {
+        out.push_back(*e);
+      }
+    }
+    return out;
+  }
+
+  // One RDMA WRITE from a to b's buffer; returns a's completion status.
+  uint32_t write(vrnic_sge local, uint64_t remote, uint32_t rkey) {
+    auto h = sqe(VRNIC_WQE_RDMA_WRITE, 42);
+    h.remote_addr = remote;
+    h.rkey = rkey;
+    dp_.post_send(a_, h, std::span(&local, 1));
+    dp_.run();
+    auto done = cqes(a_.qpn);
+    EXPECT_EQ(done.size(), 1U);
+    return done.empty() ? ~0U : status_of(done[0]);
+  }
+
+  bool unchanged(uint64_t gpa, const std::vector<std::byte>& before) {
+    return std::memcmp(dp_.ram(gpa), before.data(), before.size()) == 0;
+  }
+  std::vector<std::byte> snapshot(uint64_t gpa, size_t n) {
+    return {dp_.ram(gpa), dp_.ram(gpa) + n};
+  }
+
+  DataPath dp_;
+  uint32_t pd_ = 0;
+  uint32_t pd2_ = 0;
+  DataPath::Cq cq_;
+  DataPath::Qp a_;
+  DataPath::Qp b_;
+  uint64_t buf_a_ = 0;
+  uint64_t buf_b_ = 0;
+  uint32_t key_a_ = 0;
+  uint32_t key_b_ = 0;
+};
+
+TEST_F(DataPathTest, SendWithImmLoopsBackThroughTheGid) {
+  pair();
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(b_, 77, std::span(&rsge, 1));
+  auto h = sqe(VRNIC_WQE_SEND_WITH_IMM, 5);
+  h.imm_data = 0xdeadbeef;
+  const vrnic_sge ssge{buf_a_ + 100, 3000, key_a_};
+  dp_.post_send(a_, h, std::span(&ssge, 1));
+  dp_.run();
+  auto sent = cqes(a_.qpn);
+  // (cqes() drained the CQ: b's completion is in it too.)
+  ASSERT_EQ(sent.size(), 1U);
+  EXPECT_EQ(status_of(sent[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(opcode_of(sent[0]), VRNIC_CQE_SEND);
+  EXPECT_EQ(sent[0].wr_id, 5U);
+  EXPECT_EQ(sent[0].wqe_idx, 0U);
+  EXPECT_EQ(dp_.sq_ci(a_), 1U);  // the slot is free again
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_ + 100), dp_.ram(buf_b_), 3000), 0);
+}
+
+TEST_F(DataPathTest, ReceiveCompletionFields) {
+  pair();
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(b_, 77, std::span(&rsge, 1));
+  auto h = sqe(VRNIC_WQE_SEND_WITH_IMM, 5);
+  h.imm_data = 0x01020304;
+  const vrnic_sge ssge{buf_a_, 1500, key_a_};
+  dp_.post_send(a_, h, std::span(&ssge, 1));
+  dp_.run();
+  auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(status_of(got[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(opcode_of(got[0]), VRNIC_CQE_RECV);
+  EXPECT_EQ(got[0].wr_id, 77U);
+  EXPECT_EQ(got[0].byte_len, 1500U);
+  EXPECT_NE(got[0].info & VRNIC_CQE_F_IMM, 0U);
+  EXPECT_EQ(got[0].imm_data, 0x01020304U);
+}
+
+// Local keys: every SGE is checked against key, PD, access and bounds.
+TEST_F(DataPathTest, LocalKeyChecks) {
+  uint32_t other_pd_key = 0;
+  uint32_t read_only = 0;
+  ASSERT_EQ(dp_.reg_mr(pd2_, buf_a_, kBuf, VRNIC_ACCESS_ALL, &other_pd_key), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.reg_mr(pd_, buf_a_, kBuf, VRNIC_ACCESS_REMOTE_READ, &read_only),
+            VRNIC_AQ_STATUS_OK);
+  const struct {
+    const char* what;
+    vrnic_sge sge;
+  } cases[] = {
+      {"unknown index", {buf_a_, 64, key_a_ + 0x100000}},
+      {"stale variant", {buf_a_, 64, key_a_ ^ 1}},
+      {"MR of another PD", {buf_a_, 64, other_pd_key}},
+      {"past the end", {buf_a_ + kBuf - 10, 64, key_a_}},
+      {"before the start", {buf_a_ - 8, 64, key_a_}},
+      {"wrapping the address space", {~uint64_t{0} - 16, 64, key_a_}},
+  };
+  for (const auto& c : cases) {
+    pair();
+    EXPECT_EQ(write(c.sge, buf_b_, key_b_), VRNIC_CQE_LOC_PROT_ERR) << c.what;
+  }
+  // A READ lands in local memory: it needs local write access.
+  pair();
+  auto h = sqe(VRNIC_WQE_RDMA_READ, 9);
+  h.remote_addr = buf_b_;
+  h.rkey = key_b_;
+  const vrnic_sge into{buf_a_, 64, read_only};
+  dp_.post_send(a_, h, std::span(&into, 1));
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_PROT_ERR);
+}
+
+// Remote keys: checked on the responder; nothing is written on failure.
+TEST_F(DataPathTest, RemoteKeyChecks) {
+  uint32_t no_write = 0;
+  uint32_t other_pd_key = 0;
+  ASSERT_EQ(
+      dp_.reg_mr(pd_, buf_b_, kBuf, VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_READ, &no_write),
+      VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.reg_mr(pd2_, buf_b_, kBuf, VRNIC_ACCESS_ALL, &other_pd_key), VRNIC_AQ_STATUS_OK);
+  uint32_t stale = 0;
+  ASSERT_EQ(dp_.reg_mr(pd_, buf_b_, kBuf, VRNIC_ACCESS_ALL, &stale), VRNIC_AQ_STATUS_OK);
+  auto dereg = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  dereg.dereg_mr.key = stale;
+  ASSERT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_OK);
+  const struct {
+    const char* what;
+    uint64_t remote;
+    uint32_t rkey;
+  } cases[] = {
+      {"no remote write access", buf_b_, no_write},
+      {"MR of another PD", buf_b_, other_pd_key},
+      {"deregistered key", buf_b_, stale},
+      {"past the end", buf_b_ + kBuf - 100, key_b_},
+      {"before the start", buf_b_ - 64, key_b_},
+      {"wrapping the address space", ~uint64_t{0} - 100, key_b_},
+  };
+  const auto before = snapshot(buf_b_ - 4096, kBuf + 8192);
+  for (const auto& c : cases) {
+    pair();
+    EXPECT_EQ(write({buf_a_, 1024, key_a_}, c.remote, c.rkey), VRNIC_CQE_REM_ACCESS_ERR) << c.what;
+    EXPECT_TRUE(unchanged(buf_b_ - 4096, before)) << c.what;
+  }
+  // The QP's own remote access flags count too.
+  pair(VRNIC_ACCESS_REMOTE_READ);
+  EXPECT_EQ(write({buf_a_, 1024, key_a_}, buf_b_, key_b_), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_TRUE(unchanged(buf_b_ - 4096, before));
+  // And with everything right, the write lands.
+  pair();
+  EXPECT_EQ(write({buf_a_, 1024, key_a_}, buf_b_ + 8, key_b_), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_), dp_.ram(buf_b_ + 8), 1024), 0);
+}
+
+TEST_F(DataPathTest, RegMrValidation) {
+  auto reg = [&](uint64_t iova, uint64_t len, uint64_t pbl, uint32_t npages, uint32_t shift,
+                 uint32_t access, uint32_t pdn) {
+    auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_REG_MR);
+    c.reg_mr.iova = iova;
+    c.reg_mr.length = len;
+    c.reg_mr.pbl_addr = pbl;
+    c.reg_mr.npages = npages;
+    c.reg_mr.page_shift = shift;
+    c.reg_mr.access = access;
+    c.reg_mr.pdn = pdn;
+    return dp_.drv().exec_status(c);
+  };
+  const uint64_t pages = dp_.alloc(4 * DataPath::kPage);
+  const uint64_t good = dp_.pbl(pages, 4);
+  EXPECT_EQ(reg(pages, 4 * 4096, good, 4, 12, VRNIC_ACCESS_ALL, pd_), VRNIC_AQ_STATUS_OK);
+  // The page list outside guest RAM, or misaligned.
+  EXPECT_EQ(reg(pages, 4096, DataPath::kRamSize, 1, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_ADDR);
+  EXPECT_EQ(reg(pages, 4096, good + 3, 1, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_ADDR);
+  // A page outside guest RAM.
+  const uint64_t bad = dp_.pbl(DataPath::kRamSize, 1);
+  EXPECT_EQ(reg(0, 4096, bad, 1, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_ADDR);
+  // Sizes that do not add up.
+  EXPECT_EQ(reg(pages, 5 * 4096, good, 4, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(reg(~uint64_t{0} - 4096, 8192, good, 2, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(reg(pages, 4096, good, 1, 11, 0, pd_), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(reg(pages, 4096, good, 0, 12, 0, pd_), VRNIC_AQ_STATUS_BAD_PARAM);
+  // Unknown access bits, a PD that does not exist.
+  EXPECT_EQ(reg(pages, 4096, good, 1, 12, 0x100, pd_), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_NE(reg(pages, 4096, good, 1, 12, 0, 999), VRNIC_AQ_STATUS_OK);
+}
+
+// The transitions the device accepts are those of the IB spec (and of
+// ib_modify_qp_is_ok), with the attributes each one requires.
+TEST_F(DataPathTest, QpStateMachine) {
+  DataPath::Qp q;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &q), VRNIC_AQ_STATUS_OK);
+  auto to = [&](uint32_t state, uint32_t extra_mask = 0, vrnic_qp_attr a = {}) {
+    a.state = state;
+    return dp_.modify_qp(q.qpn, VRNIC_QP_ATTR_STATE | extra_mask, a);
+  };
+  auto state = [&] {
+    auto a = dp_.query_qp(q.qpn);
+    return a ? a->state : ~0U;
+  };
+  EXPECT_EQ(state(), VRNIC_QPS_RESET);
+  EXPECT_EQ(to(VRNIC_QPS_RTR), VRNIC_AQ_STATUS_BAD_PARAM);  // RESET -> RTR
+  EXPECT_EQ(to(VRNIC_QPS_RTS), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(to(VRNIC_QPS_SQD), VRNIC_AQ_STATUS_BAD_PARAM);
+  vrnic_qp_attr init{};
+  init.port = 1;
+  init.access = VRNIC_ACCESS_REMOTE_WRITE;
+  EXPECT_EQ(to(VRNIC_QPS_INIT, VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_ACCESS,
+               init),
+            VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(state(), VRNIC_QPS_INIT);
+  EXPECT_EQ(to(VRNIC_QPS_RTS), VRNIC_AQ_STATUS_BAD_PARAM);  // INIT -> RTS
+  EXPECT_EQ(to(VRNIC_QPS_RTR), VRNIC_AQ_STATUS_BAD_PARAM);  // RC needs a path
+  vrnic_qp_attr rtr{};
+  rtr.path_mtu = 3;
+  rtr.dest_qpn = q.qpn;
+  rtr.av = DataPath::loopback_av();
+  rtr.max_dest_rd_atomic = 1;
+  rtr.min_rnr_timer = 1;
+  const uint32_t rtr_mask = VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
+                            VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                            VRNIC_QP_ATTR_MIN_RNR_TIMER;
+  rtr.av.sgid_index = 99;  // no such GID
+  EXPECT_EQ(to(VRNIC_QPS_RTR, rtr_mask, rtr), VRNIC_AQ_STATUS_BAD_PARAM);
+  rtr.av.sgid_index = 0;
+  EXPECT_EQ(to(VRNIC_QPS_RTR, rtr_mask, rtr), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(to(VRNIC_QPS_RTS), VRNIC_AQ_STATUS_BAD_PARAM);  // RC needs timeouts, PSN
+  vrnic_qp_attr rts{};
+  rts.timeout = 14;
+  rts.retry_cnt = 7;
+  rts.rnr_retry = 7;
+  rts.max_rd_atomic = 1;
+  const uint32_t rts_mask = VRNIC_QP_ATTR_SQ_PSN | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
+                            VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_MAX_RD_ATOMIC;
+  EXPECT_EQ(to(VRNIC_QPS_RTS, rts_mask, rts), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(to(VRNIC_QPS_INIT), VRNIC_AQ_STATUS_BAD_PARAM);  // no way back but RESET/ERR
+  EXPECT_EQ(to(VRNIC_QPS_SQD), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(state(), VRNIC_QPS_SQD);
+  EXPECT_EQ(to(VRNIC_QPS_RTS), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(to(VRNIC_QPS_SQE), VRNIC_AQ_STATUS_BAD_PARAM);  // only the device enters SQE
+  EXPECT_EQ(to(VRNIC_QPS_ERR), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(to(VRNIC_QPS_RTS), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(to(VRNIC_QPS_RESET), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(state(), VRNIC_QPS_RESET);
+  EXPECT_EQ(to(7), VRNIC_AQ_STATUS_BAD_PARAM);  // no such state
+}
+
+// A send WQE the device cannot parse completes with an error, in order,
+// and never reaches outside the QP's ring.
+TEST_F(DataPathTest, MalformedWqesComplete) {
+  pair();
+  auto h = sqe(VRNIC_WQE_SEND, 1);
+  h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(200);  // more SGEs than fit
+  std::vector<std::byte> w(256);
+  std::memcpy(w.data(), &h, sizeof(h));
+  dp_.post_send_raw(a_, w);
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
+
+  pair();
+  h = sqe(0x7f, 2);  // no such opcode
+  std::memcpy(w.data(), &h, sizeof(h));
+  dp_.post_send_raw(a_, w);
+  dp_.run();
+  done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
+}
+
+}  // namespace
