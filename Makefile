@@ -9,6 +9,7 @@
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300)
+#   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
 #   make setup      install build and test dependencies with apt
 
@@ -27,7 +28,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check demo shell lint fuzz install clean
+.PHONY: all module userspace setup check demo shell lint fuzz bench install clean
 
 all: module userspace
 
@@ -61,6 +62,9 @@ lint: all
 
 fuzz: userspace
 	scripts/fuzz $(FUZZ_SECONDS)
+
+bench: all
+	scripts/bench
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
