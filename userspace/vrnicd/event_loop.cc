@@ -30,6 +30,17 @@ bool EventLoop::add(int fd, uint32_t events, Handler handler) {
   return true;
 }
 
+bool EventLoop::modify(int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  if (::epoll_ctl(epfd_.get(), EPOLL_CTL_MOD, fd, &ev) != 0) {
+    LOG_ERR("epoll_ctl(MOD, %d): %s", fd, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 void EventLoop::remove(int fd) {
   if (handlers_.erase(fd) != 0) {
     ::epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, fd, nullptr);

@@ -30,6 +30,8 @@ class EventLoop {
 
   // Watch fd for events (EPOLLIN etc.); the handler gets the event mask.
   bool add(int fd, uint32_t events, Handler handler);
+  // Change the events a watched fd is watched for.
+  bool modify(int fd, uint32_t events);
   void remove(int fd);
 
   // Run a callback every period_ms milliseconds; returns a timer id.

@@ -20,12 +20,12 @@
 #include "bar2.h"
 #include "config.h"
 #include "device.h"
+#include "eth_port.h"
 #include "event_loop.h"
 #include "guest_memory.h"
 #include "info_file.h"
 #include "ivshmem_server.h"
 #include "log.h"
-#include "stream_link.h"
 
 namespace vrnicd {
 namespace {
@@ -34,7 +34,7 @@ struct Options {
   std::string socket_path;
   std::string guest_mem_path;
   uint64_t guest_mem_size = 0;
-  std::string nic_socket_path;
+  EthPort::Options port;
   std::string info_file;
   std::string log_file;
   size_t bar_size = Bar2::kDefaultSize;
@@ -66,6 +66,18 @@ void usage(std::FILE* out) {
       "                            give the guest's NIC the same MAC\n"
       "      --nic-socket PATH     listen for the guest NIC (QEMU: -netdev\n"
       "                            stream,addr.type=unix,addr.path=PATH,server=off)\n"
+      "      --wire-listen PATH    Ethernet port: listen on PATH for the link partner\n"
+      "                            (another vrnicd, or QEMU -netdev stream,server=off)\n"
+      "      --wire-connect PATH   Ethernet port: connect to the partner listening on\n"
+      "                            PATH, and reconnect whenever the link is lost;\n"
+      "                            with either, the cable is up while linked\n"
+      "      --pcap FILE           write every frame on the wire to FILE (pcap)\n"
+      "      --drop P              drop a received frame with probability P (0..1)\n"
+      "      --reorder P           hold a received frame back behind the next one\n"
+      "      --dup P               deliver a received frame twice\n"
+      "      --corrupt P           flip a byte of a received frame (RoCEv2: past the\n"
+      "                            BTH, so the ICRC check fails; others: dropped)\n"
+      "      --seed N              seed for the faults above (default 1)\n"
       "      --vectors N           MSI-X vectors; must equal QEMU's vectors= (default 4)\n"
       "      --limit NAME=VALUE    override a device limit, e.g. max_qp=256\n"
       "      --link-down           start with the port's cable unplugged\n"
@@ -110,6 +122,18 @@ bool parse_size(std::string_view s, uint64_t* out) {
   return true;
 }
 
+bool parse_probability(std::string_view s, double* out) {
+  const std::string str(s);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(str.c_str(), &end);
+  if (str.empty() || errno != 0 || end != str.c_str() + str.size() || !(v >= 0 && v <= 1)) {
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 bool parse_u32(std::string_view s, uint32_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
@@ -119,6 +143,14 @@ enum LongOpt : int {
   kOptGuestMemSize = 256,
   kOptMac,
   kOptNicSocket,
+  kOptWireListen,
+  kOptWireConnect,
+  kOptPcap,
+  kOptDrop,
+  kOptReorder,
+  kOptDup,
+  kOptCorrupt,
+  kOptSeed,
   kOptVectors,
   kOptLimit,
   kOptLinkDown,
@@ -140,6 +172,14 @@ int parse_options(int argc, char** argv, Options* o) {
       {"guest-mem-size", required_argument, nullptr, kOptGuestMemSize},
       {"mac", required_argument, nullptr, kOptMac},
       {"nic-socket", required_argument, nullptr, kOptNicSocket},
+      {"wire-listen", required_argument, nullptr, kOptWireListen},
+      {"wire-connect", required_argument, nullptr, kOptWireConnect},
+      {"pcap", required_argument, nullptr, kOptPcap},
+      {"drop", required_argument, nullptr, kOptDrop},
+      {"reorder", required_argument, nullptr, kOptReorder},
+      {"dup", required_argument, nullptr, kOptDup},
+      {"corrupt", required_argument, nullptr, kOptCorrupt},
+      {"seed", required_argument, nullptr, kOptSeed},
       {"vectors", required_argument, nullptr, kOptVectors},
       {"limit", required_argument, nullptr, kOptLimit},
       {"link-down", no_argument, nullptr, kOptLinkDown},
@@ -181,8 +221,40 @@ int parse_options(int argc, char** argv, Options* o) {
         break;
       }
       case kOptNicSocket:
-        o->nic_socket_path = arg;
+        o->port.nic_socket = arg;
         break;
+      case kOptWireListen:
+        o->port.wire_listen = arg;
+        break;
+      case kOptWireConnect:
+        o->port.wire_connect = arg;
+        break;
+      case kOptPcap:
+        o->port.pcap = arg;
+        break;
+      case kOptDrop:
+      case kOptReorder:
+      case kOptDup:
+      case kOptCorrupt: {
+        double p = -1;
+        if (!parse_probability(arg, &p)) {
+          std::fprintf(stderr, "vrnicd: bad probability '%s' (want 0..1)\n", optarg);
+          return 2;
+        }
+        (c == kOptDrop      ? o->port.faults.drop
+         : c == kOptReorder ? o->port.faults.reorder
+         : c == kOptDup     ? o->port.faults.dup
+                            : o->port.faults.corrupt) = p;
+        break;
+      }
+      case kOptSeed: {
+        auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), o->port.faults.seed);
+        if (ec != std::errc() || p != arg.data() + arg.size()) {
+          std::fprintf(stderr, "vrnicd: bad --seed '%s'\n", optarg);
+          return 2;
+        }
+        break;
+      }
       case kOptVectors:
         if (!parse_u32(arg, &o->dev.num_vectors) || o->dev.num_vectors < 2 ||
             o->dev.num_vectors > 64) {
@@ -368,15 +440,16 @@ int run(const Options& o) {
     return 1;
   }
 
-  std::unique_ptr<StreamLink> nic;
-  if (!o.nic_socket_path.empty()) {
-    nic = std::make_unique<StreamLink>(loop, "nic", [](std::span<const std::byte>) {
-      // No wire yet: frames from the guest NIC have nowhere to go.
-    });
-    if (!nic->listen(o.nic_socket_path, &err)) {
-      LOG_ERR("NIC link: %s", err.c_str());
-      return 1;
-    }
+  EthPort port(
+      loop, [&dev] { return dev->port().mac(); },
+      [&dev](std::span<const std::byte> f) { return dev->engine().receive_frame(f); },
+      [&dev](bool up) { dev->set_cable_st(up); });
+  if (!port.start(o.port, &err)) {
+    LOG_ERR("%s", err.c_str());
+    return 1;
+  }
+  if (port.has_wire()) {
+    dev->engine().set_wire([&port](std::span<const std::byte> f) { port.engine_tx(f); });
   }
 
   loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev->on_heartbeat_st(); });

@@ -2,11 +2,13 @@
 #include "stream_link.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -34,10 +36,28 @@ std::optional<size_t> parse_stream_frames(
   return off;
 }
 
-StreamLink::StreamLink(EventLoop& loop, std::string name, RxHandler rx)
-    : loop_(loop), name_(std::move(name)), rx_(std::move(rx)) {}
+namespace {
+
+bool unix_addr(const std::string& path, sockaddr_un* addr, std::string* err) {
+  if (path.size() >= sizeof(addr->sun_path)) {
+    *err = path + ": socket path too long";
+    return false;
+  }
+  *addr = {};
+  addr->sun_family = AF_UNIX;
+  std::memcpy(addr->sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+
+}  // namespace
+
+StreamLink::StreamLink(EventLoop& loop, std::string name, RxHandler rx, StateHandler state)
+    : loop_(loop), name_(std::move(name)), rx_(std::move(rx)), state_(std::move(state)) {}
 
 StreamLink::~StreamLink() {
+  if (retry_timer_ >= 0) {
+    loop_.remove_timer(retry_timer_);
+  }
   if (conn_) {
     loop_.remove(conn_.get());
   }
@@ -49,8 +69,7 @@ StreamLink::~StreamLink() {
 
 bool StreamLink::listen(const std::string& path, std::string* err) {
   sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) {
-    *err = path + ": socket path too long";
+  if (!unix_addr(path, &addr, err)) {
     return false;
   }
   listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -58,8 +77,6 @@ bool StreamLink::listen(const std::string& path, std::string* err) {
     *err = std::string("socket: ") + std::strerror(errno);
     return false;
   }
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   ::unlink(path.c_str());
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
   if (::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
@@ -69,7 +86,44 @@ bool StreamLink::listen(const std::string& path, std::string* err) {
     return false;
   }
   path_ = path;
+  listening_ = true;
   return loop_.add(listen_.get(), EPOLLIN, [this](uint32_t) { on_accept(); });
+}
+
+bool StreamLink::connect(const std::string& path, uint32_t retry_ms, std::string* err) {
+  sockaddr_un addr{};
+  if (!unix_addr(path, &addr, err)) {
+    return false;
+  }
+  path_ = path;
+  retry_timer_ = loop_.add_timer(retry_ms, [this] {
+    if (!conn_) {
+      try_connect();
+    }
+  });
+  if (retry_timer_ < 0) {
+    *err = "cannot create the reconnect timer";
+    return false;
+  }
+  try_connect();
+  return true;
+}
+
+void StreamLink::try_connect() {
+  sockaddr_un addr{};
+  std::string err;
+  if (!unix_addr(path_, &addr, &err)) {
+    return;
+  }
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // A blocking connect to a UNIX socket returns at once.
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return;  // not there yet: the timer tries again
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK);
+  adopt(std::move(fd));
 }
 
 void StreamLink::on_accept() {
@@ -81,10 +135,22 @@ void StreamLink::on_accept() {
     LOG_WARN("%s: refusing a second connection", name_.c_str());
     return;
   }
+  adopt(std::move(fd));
+}
+
+void StreamLink::adopt(UniqueFd fd) {
   conn_ = std::move(fd);
   buf_.clear();
-  loop_.add(conn_.get(), EPOLLIN | EPOLLRDHUP, [this](uint32_t) { on_readable(); });
+  out_.clear();
+  out_off_ = 0;
+  // Room for bursts: a full send ring of jumbo frames.
+  const int sndbuf = 4 << 20;
+  ::setsockopt(conn_.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+  loop_.add(conn_.get(), EPOLLIN | EPOLLRDHUP, [this](uint32_t ev) { on_events(ev); });
   LOG_INFO("%s: peer connected", name_.c_str());
+  if (state_) {
+    state_(true);
+  }
 }
 
 void StreamLink::drop_conn(const char* why) {
@@ -92,11 +158,28 @@ void StreamLink::drop_conn(const char* why) {
   loop_.remove(conn_.get());
   conn_.reset();
   buf_.clear();
+  out_.clear();
+  out_off_ = 0;
+  if (state_) {
+    state_(false);
+  }
+}
+
+void StreamLink::on_events(uint32_t events) {
+  if ((events & EPOLLOUT) != 0) {
+    flush();
+    if (!conn_) {
+      return;
+    }
+  }
+  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+    on_readable();
+  }
 }
 
 void StreamLink::on_readable() {
-  std::byte chunk[16384];
-  const ssize_t n = ::recv(conn_.get(), chunk, sizeof(chunk), 0);
+  std::array<std::byte, 65536> chunk{};
+  const ssize_t n = ::recv(conn_.get(), chunk.data(), chunk.size(), 0);
   if (n == 0) {
     drop_conn("end of stream");
     return;
@@ -107,7 +190,7 @@ void StreamLink::on_readable() {
     }
     return;
   }
-  buf_.insert(buf_.end(), chunk, chunk + n);
+  buf_.insert(buf_.end(), chunk.begin(), chunk.begin() + n);
   bool alive = true;
   const auto consumed = parse_stream_frames(buf_, [&](std::span<const std::byte> frame) {
     if (alive) {
@@ -127,28 +210,72 @@ void StreamLink::on_readable() {
   buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(*consumed));
 }
 
+// Write what is queued; watch for EPOLLOUT while anything is left.
+void StreamLink::flush() {
+  while (out_off_ < out_.size()) {
+    const ssize_t n = ::send(conn_.get(), out_.data() + out_off_, out_.size() - out_off_,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) {
+        break;
+      }
+      drop_conn(std::strerror(errno));
+      return;
+    }
+    out_off_ += static_cast<size_t>(n);
+  }
+  if (out_off_ == out_.size()) {
+    out_.clear();
+    out_off_ = 0;
+    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP);
+  } else {
+    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+  }
+}
+
 bool StreamLink::send(std::span<const std::byte> frame) {
-  if (!conn_ || frame.empty() || frame.size() > kMaxFrame) {
+  if (!conn_ || frame.empty() || frame.size() > kMaxFrame ||
+      out_.size() - out_off_ + frame.size() + 4 > kMaxQueued) {
     ++tx_dropped;
     return false;
   }
   uint32_t be_len = htonl(static_cast<uint32_t>(frame.size()));
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
-  iovec iov[2] = {{&be_len, 4}, {const_cast<std::byte*>(frame.data()), frame.size()}};
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = 2;
-  const ssize_t n = ::sendmsg(conn_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n < 0) {
-    ++tx_dropped;
-    return false;
+  if (out_.empty()) {
+    // The usual case: straight to the socket.
+    std::array<iovec, 2> iov = {
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): sendmsg does not write
+        {{&be_len, 4}, {const_cast<std::byte*>(frame.data()), frame.size()}}};
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    ssize_t n = ::sendmsg(conn_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EINTR) {
+        drop_conn(std::strerror(errno));
+        ++tx_dropped;
+        return false;
+      }
+      n = 0;
+    }
+    ++tx_frames;
+    const auto sent = static_cast<size_t>(n);
+    if (sent == frame.size() + 4) {
+      return true;
+    }
+    // Keep the rest, so that the stream stays whole.
+    const auto* hdr = reinterpret_cast<const std::byte*>(&be_len);  // NOLINT
+    for (size_t i = sent; i < 4; ++i) {
+      out_.push_back(hdr[i]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    }
+    const size_t from = sent > 4 ? sent - 4 : 0;
+    out_.insert(out_.end(), frame.begin() + static_cast<std::ptrdiff_t>(from), frame.end());
+    out_off_ = 0;
+    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+    return true;
   }
-  if (static_cast<size_t>(n) != frame.size() + 4) {
-    // A partial frame would desynchronise the stream: give up on the peer.
-    drop_conn("short write");
-    ++tx_dropped;
-    return false;
-  }
+  const auto* hdr = reinterpret_cast<const std::byte*>(&be_len);  // NOLINT
+  out_.insert(out_.end(), hdr, hdr + 4);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  out_.insert(out_.end(), frame.begin(), frame.end());
   ++tx_frames;
   return true;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// An Ethernet link to a QEMU "-netdev stream" peer over a UNIX socket, with
-// vrnicd as the listening side.  QEMU frames each packet with a 32-bit
-// big-endian length.  The peer is untrusted: a bad length drops the
-// connection.
+// An Ethernet link over a UNIX stream socket in QEMU's "-netdev stream"
+// framing: each frame is preceded by its length, 32 bits big endian.  One
+// end listens, the other connects; either end may be QEMU or another
+// vrnicd.  The peer is untrusted: a bad length drops the connection.
 #pragma once
 
 #include <cstddef>
@@ -29,18 +29,26 @@ std::optional<size_t> parse_stream_frames(
 class StreamLink {
  public:
   using RxHandler = std::function<void(std::span<const std::byte> frame)>;
+  using StateHandler = std::function<void(bool connected)>;
   static constexpr size_t kMaxFrame = 65536 + 4096;  // QEMU's NET_BUFSIZE
+  // Frames queued while the socket is full; beyond this they are dropped,
+  // as a NIC drops when its transmit ring is full.
+  static constexpr size_t kMaxQueued = size_t{8} << 20;
 
-  StreamLink(EventLoop& loop, std::string name, RxHandler rx);
+  StreamLink(EventLoop& loop, std::string name, RxHandler rx, StateHandler state = nullptr);
   ~StreamLink();
   StreamLink(const StreamLink&) = delete;
   StreamLink& operator=(const StreamLink&) = delete;
   StreamLink(StreamLink&&) = delete;
   StreamLink& operator=(StreamLink&&) = delete;
 
+  // Accept one peer at a time on path.
   bool listen(const std::string& path, std::string* err);
-  // Queue a frame to the peer; false (frame dropped) when not connected or
-  // the socket is full.
+  // Connect to path, and keep trying (every retry_ms) whenever there is
+  // no connection.
+  bool connect(const std::string& path, uint32_t retry_ms, std::string* err);
+  // Send a frame to the peer; false (frame dropped) when not connected or
+  // too much is queued already.
   bool send(std::span<const std::byte> frame);
   [[nodiscard]] bool connected() const noexcept { return conn_.valid(); }
 
@@ -50,16 +58,25 @@ class StreamLink {
 
  private:
   void on_accept();
+  void try_connect();
+  void adopt(UniqueFd fd);
+  void on_events(uint32_t events);
   void on_readable();
+  void flush();
   void drop_conn(const char* why);
 
   EventLoop& loop_;
   std::string name_;
   RxHandler rx_;
+  StateHandler state_;
   std::string path_;
+  bool listening_ = false;
+  int retry_timer_ = -1;
   UniqueFd listen_;
   UniqueFd conn_;
   std::vector<std::byte> buf_;
+  std::vector<std::byte> out_;  // bytes the socket did not take yet
+  size_t out_off_ = 0;
 };
 
 }  // namespace vrnicd

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// vrnicd's Ethernet port: fault injection, pcap capture, and how frames
+// are switched between the wire, the guest NIC and the RDMA engine.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "eth_port.h"
+#include "fd.h"
+#include "roce/packet.h"
+
+namespace {
+
+using vrnicd::EthPort;
+using vrnicd::FaultConfig;
+using vrnicd::FaultInjector;
+using Frame = std::vector<std::byte>;
+
+const vrnicd::MacAddr kMac = {0x52, 0x54, 0x00, 0x76, 0x72, 0x01};
+
+Frame roce_frame(uint32_t psn, size_t payload = 64) {
+  using namespace vrnicd::roce;
+  std::vector<std::byte> data(payload);
+  for (size_t i = 0; i < payload; ++i) {
+    data[i] = std::byte(static_cast<uint8_t>(i * 7 + psn));
+  }
+  Packet p;
+  p.path.smac = {0x52, 0x54, 0x00, 0x76, 0x72, 0x02};
+  p.path.dmac = kMac;
+  p.path.sgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 99, 0, 2};
+  p.path.dgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 99, 0, 1};
+  p.path.hop_limit = 64;
+  p.path.udp_sport = 0xc000;
+  p.bth.opcode = kSendOnly;
+  p.bth.dest_qp = 0x12;
+  p.bth.psn = psn;
+  p.payload = data;
+  Frame f;
+  encode_frame(p, &f);
+  return f;
+}
+
+// An ARP request from the partner (not RoCE).
+Frame arp_frame() {
+  Frame f(60);
+  for (int i = 0; i < 6; ++i) {
+    f[i] = std::byte{0xff};
+  }
+  f[12] = std::byte{0x08};
+  f[13] = std::byte{0x06};
+  return f;
+}
+
+uint32_t psn_of(const Frame& f) {
+  vrnicd::roce::Packet p;
+  EXPECT_EQ(vrnicd::roce::decode_frame(f, &p), vrnicd::roce::DecodeStatus::kOk);
+  return p.bth.psn;
+}
+
+std::vector<Frame> run_faults(const FaultConfig& cfg, const std::vector<Frame>& in,
+                              FaultInjector* fi_out = nullptr) {
+  FaultInjector fi(cfg);
+  std::vector<Frame> out;
+  auto sink = [&](std::span<const std::byte> f) { out.emplace_back(f.begin(), f.end()); };
+  for (const Frame& f : in) {
+    fi.process(f, sink);
+  }
+  fi.flush(sink);
+  if (fi_out != nullptr) {
+    fi_out->dropped = fi.dropped;
+    fi_out->reordered = fi.reordered;
+    fi_out->duplicated = fi.duplicated;
+    fi_out->corrupted = fi.corrupted;
+  }
+  return out;
+}
+
+std::vector<Frame> numbered(uint32_t n) {
+  std::vector<Frame> in;
+  for (uint32_t i = 0; i < n; ++i) {
+    in.push_back(roce_frame(i));
+  }
+  return in;
+}
+
+TEST(FaultInjector, NoFaultsPassEverythingInOrder) {
+  const auto in = numbered(100);
+  EXPECT_EQ(run_faults(FaultConfig{}, in), in);
+}
+
+TEST(FaultInjector, DropRateIsRoughlyTheProbabilityAndRepeatable) {
+  const auto in = numbered(4000);
+  FaultConfig cfg;
+  cfg.drop = 0.05;
+  cfg.seed = 7;
+  FaultInjector counts(cfg);
+  const auto a = run_faults(cfg, in, &counts);
+  EXPECT_EQ(a.size() + counts.dropped, in.size());
+  EXPECT_GT(counts.dropped, 120U);
+  EXPECT_LT(counts.dropped, 280U);
+  EXPECT_EQ(run_faults(cfg, in), a);  // same seed, same faults
+  cfg.seed = 8;
+  EXPECT_NE(run_faults(cfg, in), a);
+}
+
+TEST(FaultInjector, ReorderSwapsWithTheNextFrame) {
+  FaultConfig cfg;
+  cfg.reorder = 1;
+  const auto out = run_faults(cfg, numbered(4));
+  ASSERT_EQ(out.size(), 4U);
+  // 0 is held; 1 passes and releases 0; 2 is held; 3 passes, releases 2.
+  EXPECT_EQ(psn_of(out[0]), 1U);
+  EXPECT_EQ(psn_of(out[1]), 0U);
+  EXPECT_EQ(psn_of(out[2]), 3U);
+  EXPECT_EQ(psn_of(out[3]), 2U);
+}
+
+TEST(FaultInjector, DuplicateDeliversTwice) {
+  FaultConfig cfg;
+  cfg.dup = 1;
+  const auto in = numbered(3);
+  const auto out = run_faults(cfg, in);
+  ASSERT_EQ(out.size(), 6U);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(out[i], in[i / 2]);
+  }
+}
+
+TEST(FaultInjector, CorruptedRoceFailsTheIcrcAndOtherFramesAreLost) {
+  FaultConfig cfg;
+  cfg.corrupt = 1;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    cfg.seed = seed;
+    const Frame f = roce_frame(seed, seed % 5);
+    const auto out = run_faults(cfg, {f, arp_frame()});
+    ASSERT_EQ(out.size(), 1U);  // the ARP frame failed its FCS
+    ASSERT_EQ(out[0].size(), f.size());
+    EXPECT_NE(out[0], f);
+    vrnicd::roce::Packet p;
+    EXPECT_EQ(vrnicd::roce::decode_frame(out[0], &p), vrnicd::roce::DecodeStatus::kBadIcrc)
+        << "seed " << seed;
+  }
+}
+
+TEST(RoceFrame, Recognized) {
+  EXPECT_TRUE(vrnicd::is_roce_frame(roce_frame(1)));
+  EXPECT_FALSE(vrnicd::is_roce_frame(arp_frame()));
+  Frame f = roce_frame(1);
+  f[14 + 20 + 2] = std::byte{0x13};  // another UDP port
+  EXPECT_FALSE(vrnicd::is_roce_frame(f));
+  const Frame whole = roce_frame(1);
+  EXPECT_FALSE(vrnicd::is_roce_frame(Frame(whole.begin(), whole.begin() + 40)));  // cut short
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "vrnic-port.XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  TempDir(TempDir&&) = delete;
+  TempDir& operator=(TempDir&&) = delete;
+  [[nodiscard]] std::string file(const char* name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+TEST(Pcap, WritesEthernetRecords) {
+  TempDir dir;
+  const auto path = dir.file("cap.pcap");
+  const Frame a = roce_frame(1);
+  const Frame b = arp_frame();
+  {
+    vrnicd::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(path, &err)) << err;
+    w.write(a);
+    w.write(b);
+    EXPECT_EQ(w.frames, 2U);
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> raw((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+  ASSERT_EQ(raw.size(), 24 + 16 + a.size() + 16 + b.size());
+  uint32_t word = 0;
+  std::memcpy(&word, raw.data(), 4);
+  EXPECT_EQ(word, 0xa1b2c3d4U);
+  std::memcpy(&word, raw.data() + 20, 4);
+  EXPECT_EQ(word, 1U);  // LINKTYPE_ETHERNET
+  std::memcpy(&word, raw.data() + 24 + 8, 4);
+  EXPECT_EQ(word, a.size());
+  EXPECT_EQ(std::memcmp(raw.data() + 24 + 16, a.data(), a.size()), 0);
+  std::memcpy(&word, raw.data() + 24 + 16 + a.size() + 12, 4);
+  EXPECT_EQ(word, b.size());
+}
+
+// A peer of one of the port's stream sockets.
+class Peer {
+ public:
+  explicit Peer(const std::string& path) {
+    fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    ok_ = ::connect(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;  // NOLINT
+    const timeval tv{0, 200000};
+    ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+  void send(const Frame& f) const {
+    const uint32_t len = htonl(static_cast<uint32_t>(f.size()));
+    ASSERT_EQ(::write(fd_.get(), &len, 4), 4);
+    ASSERT_EQ(::write(fd_.get(), f.data(), f.size()), static_cast<ssize_t>(f.size()));
+  }
+  // Read frames already sent to us (the caller runs the loop first).
+  std::vector<Frame> recv_all() {
+    std::array<std::byte, 65536> chunk{};
+    ssize_t n = 0;
+    while ((n = ::recv(fd_.get(), chunk.data(), chunk.size(), MSG_DONTWAIT)) > 0) {
+      buf_.insert(buf_.end(), chunk.begin(), chunk.begin() + n);
+    }
+    std::vector<Frame> out;
+    const auto used = vrnicd::parse_stream_frames(
+        buf_, [&](std::span<const std::byte> f) { out.emplace_back(f.begin(), f.end()); });
+    EXPECT_TRUE(used.has_value());
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(used.value_or(0)));
+    return out;
+  }
+  void close() { fd_.reset(); }
+
+ private:
+  vrnicd::UniqueFd fd_;
+  bool ok_ = false;
+  std::vector<std::byte> buf_;
+};
+
+void spin(vrnicd::EventLoop& loop) {
+  for (int i = 0; i < 20; ++i) {
+    loop.run_once(5);
+  }
+}
+
+TEST(EthPortSwitching, RoceForUsToTheEngineEverythingElseAcross) {
+  TempDir dir;
+  vrnicd::EventLoop loop;
+  std::vector<Frame> engine_got;
+  std::vector<bool> cable;
+  vrnicd::MacAddr mac = kMac;
+  EthPort port(
+      loop, [&] { return mac; },
+      [&](std::span<const std::byte> f) {
+        engine_got.emplace_back(f.begin(), f.end());
+        return true;
+      },
+      [&](bool up) { cable.push_back(up); });
+  EthPort::Options o;
+  o.nic_socket = dir.file("nic");
+  o.wire_listen = dir.file("wire");
+  o.pcap = dir.file("cap.pcap");
+  std::string err;
+  ASSERT_TRUE(port.start(o, &err)) << err;
+  EXPECT_EQ(cable, std::vector<bool>{false});  // no partner yet
+
+  Peer nic(o.nic_socket);
+  Peer wire(o.wire_listen);
+  ASSERT_TRUE(nic.ok());
+  ASSERT_TRUE(wire.ok());
+  spin(loop);
+  EXPECT_EQ(cable, (std::vector<bool>{false, true}));
+
+  // Wire → engine (RoCE to our MAC) or NIC (the rest).
+  const Frame roce = roce_frame(5);
+  Frame roce_other = roce_frame(6);
+  roce_other[5] = std::byte{0x09};  // another MAC: the NIC's business
+  wire.send(roce);
+  wire.send(arp_frame());
+  wire.send(roce_other);
+  spin(loop);
+  EXPECT_EQ(engine_got, std::vector<Frame>{roce});
+  EXPECT_EQ(nic.recv_all(), (std::vector<Frame>{arp_frame(), roce_other}));
+
+  // NIC and engine → wire.
+  nic.send(arp_frame());
+  spin(loop);
+  port.engine_tx(roce);
+  spin(loop);
+  EXPECT_EQ(wire.recv_all(), (std::vector<Frame>{arp_frame(), roce}));
+  EXPECT_EQ(port.counters().to_engine, 1U);
+  EXPECT_EQ(port.counters().to_nic, 2U);
+  EXPECT_EQ(port.counters().wire_tx, 2U);
+
+  // The MAC is read afresh: after a change, RoCE to the old one is not ours.
+  mac[5] = 0x42;
+  wire.send(roce);
+  spin(loop);
+  EXPECT_EQ(engine_got.size(), 1U);
+  EXPECT_EQ(nic.recv_all().size(), 1U);
+
+  wire.close();
+  spin(loop);
+  EXPECT_EQ(cable, (std::vector<bool>{false, true, false}));
+  port.engine_tx(roce);  // no partner: dropped, not queued
+  EXPECT_GE(port.counters().dropped, 1U);
+  port.tick();
+
+  // Every frame that crossed the wire is in the capture: 4 in, 2 out.
+  std::ifstream in(o.pcap, std::ios::binary);
+  const std::vector<char> raw((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+  size_t off = 24;
+  int records = 0;
+  while (off + 16 <= raw.size()) {
+    uint32_t len = 0;
+    std::memcpy(&len, raw.data() + off + 8, 4);
+    off += 16 + len;
+    ++records;
+  }
+  EXPECT_EQ(off, raw.size());
+  EXPECT_EQ(records, 6);
+}
+
+TEST(EthPortSwitching, ConnectsToAListenerAndRetries) {
+  TempDir dir;
+  vrnicd::EventLoop loop;
+  std::vector<bool> cable;
+  EthPort a(
+      loop, [] { return kMac; }, [](std::span<const std::byte>) { return false; },
+      [&](bool up) { cable.push_back(up); });
+  EthPort::Options ao;
+  ao.wire_connect = dir.file("wire");
+  std::string err;
+  ASSERT_TRUE(a.start(ao, &err)) << err;  // nobody listens yet
+  spin(loop);
+  EXPECT_EQ(cable, std::vector<bool>{false});
+
+  EthPort b(
+      loop, [] { return kMac; }, [](std::span<const std::byte>) { return false; }, nullptr);
+  EthPort::Options bo;
+  bo.wire_listen = ao.wire_connect;
+  ASSERT_TRUE(b.start(bo, &err)) << err;
+  for (int i = 0; i < 40 && cable.size() < 2; ++i) {
+    loop.run_once(10);
+  }
+  EXPECT_EQ(cable, (std::vector<bool>{false, true}));
+}
+
+}  // namespace

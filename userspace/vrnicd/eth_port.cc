@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "eth_port.h"
+
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "log.h"
+
+namespace vrnicd {
+
+namespace {
+
+constexpr size_t kEthHdr = 14;
+constexpr size_t kUdpHdr = 8;
+constexpr size_t kBthLen = 12;
+constexpr uint16_t kEthIpv4 = 0x0800;
+constexpr uint16_t kEthIpv6 = 0x86dd;
+constexpr uint8_t kIpProtoUdp = 17;
+constexpr uint16_t kRocePort = 4791;
+
+uint16_t be16(std::span<const std::byte> f, size_t off) {
+  return static_cast<uint16_t>((std::to_integer<unsigned>(f[off]) << 8) |
+                               std::to_integer<unsigned>(f[off + 1]));
+}
+
+// Where the UDP payload (the BTH) of a RoCEv2 frame starts and where the
+// IP packet ends; {0, 0} when the frame is not RoCEv2.
+std::pair<size_t, size_t> roce_bounds(std::span<const std::byte> f) {
+  if (f.size() < kEthHdr) {
+    return {0, 0};
+  }
+  const uint16_t type = be16(f, 12);
+  size_t udp = 0;
+  size_t end = 0;
+  if (type == kEthIpv4) {
+    if (f.size() < kEthHdr + 20) {
+      return {0, 0};
+    }
+    const auto vihl = std::to_integer<unsigned>(f[kEthHdr]);
+    const size_t ihl = static_cast<size_t>(vihl & 0xf) * 4;
+    if ((vihl >> 4) != 4 || ihl < 20 || std::to_integer<uint8_t>(f[kEthHdr + 9]) != kIpProtoUdp) {
+      return {0, 0};
+    }
+    udp = kEthHdr + ihl;
+    end = kEthHdr + be16(f, kEthHdr + 2);
+  } else if (type == kEthIpv6) {
+    constexpr size_t kIpv6Hdr = 40;
+    if (f.size() < kEthHdr + kIpv6Hdr || std::to_integer<uint8_t>(f[kEthHdr + 6]) != kIpProtoUdp) {
+      return {0, 0};
+    }
+    udp = kEthHdr + kIpv6Hdr;
+    end = udp + be16(f, kEthHdr + 4);
+  } else {
+    return {0, 0};
+  }
+  if (end > f.size() || udp + kUdpHdr + kBthLen > end || be16(f, udp + 2) != kRocePort) {
+    return {0, 0};
+  }
+  return {udp + kUdpHdr, end};
+}
+
+bool is_multicast(std::span<const std::byte> f) {
+  return (std::to_integer<unsigned>(f[0]) & 1U) != 0;
+}
+
+}  // namespace
+
+bool is_roce_frame(std::span<const std::byte> frame) { return roce_bounds(frame).first != 0; }
+
+// ---------------------------------------------------------------------------
+// Fault injection
+
+FaultInjector::FaultInjector(const FaultConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {}
+
+bool FaultInjector::chance(double p) {
+  if (p <= 0) {
+    return false;
+  }
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < p;
+}
+
+void FaultInjector::process(std::span<const std::byte> frame, const Sink& out) {
+  // Every decision is drawn for every frame, so that a seed gives the
+  // same faults for the same traffic whatever the probabilities.
+  const bool drop = chance(cfg_.drop);
+  const bool corrupt = chance(cfg_.corrupt);
+  const bool dup = chance(cfg_.dup);
+  const bool reorder = chance(cfg_.reorder);
+  const uint64_t where = rng_();
+  const auto flip = static_cast<std::byte>((rng_() % 255) + 1);
+
+  if (drop) {
+    ++dropped;
+    return;
+  }
+  std::span<const std::byte> f = frame;
+  if (corrupt) {
+    const auto [bth, end] = roce_bounds(frame);
+    ++corrupted;
+    if (bth == 0) {
+      return;  // the FCS would fail: gone
+    }
+    // Past the BTH nothing is masked out of the ICRC, so the ICRC check
+    // must catch the flipped byte.
+    const size_t from = bth + kBthLen;
+    scratch_.assign(frame.begin(), frame.end());
+    scratch_[from + (where % (end - from))] ^= flip;
+    f = scratch_;
+  }
+  if (reorder && !holding_) {
+    ++reordered;
+    held_.assign(f.begin(), f.end());
+    holding_ = true;
+    return;
+  }
+  out(f);
+  if (dup) {
+    ++duplicated;
+    out(f);
+  }
+  flush(out);
+}
+
+bool FaultInjector::flush(const Sink& out) {
+  if (!holding_) {
+    return false;
+  }
+  holding_ = false;
+  std::vector<std::byte> f = std::move(held_);
+  held_.clear();
+  out(f);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Capture
+
+PcapWriter::~PcapWriter() { flush(); }
+
+bool PcapWriter::open(const std::string& path, std::string* err) {
+  fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd_) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct {
+    uint32_t magic = 0xa1b2c3d4;
+    uint16_t major = 2;
+    uint16_t minor = 4;
+    int32_t thiszone = 0;
+    uint32_t sigfigs = 0;
+    uint32_t snaplen = StreamLink::kMaxFrame;
+    uint32_t linktype = 1;  // LINKTYPE_ETHERNET
+  } hdr;
+  static_assert(sizeof(hdr) == 24);
+  const auto* p = reinterpret_cast<const std::byte*>(&hdr);  // NOLINT
+  buf_.assign(p, p + sizeof(hdr));  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  flush();
+  if (!fd_) {
+    *err = path + ": cannot write";
+    return false;
+  }
+  return true;
+}
+
+void PcapWriter::write(std::span<const std::byte> frame) {
+  if (!fd_) {
+    return;
+  }
+  timeval tv{};
+  ::gettimeofday(&tv, nullptr);
+  const std::array<uint32_t, 4> rec = {
+      static_cast<uint32_t>(tv.tv_sec), static_cast<uint32_t>(tv.tv_usec),
+      static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size())};
+  const auto hdr = std::as_bytes(std::span(rec));
+  buf_.insert(buf_.end(), hdr.begin(), hdr.end());
+  buf_.insert(buf_.end(), frame.begin(), frame.end());
+  ++frames;
+  if (buf_.size() >= kFlushAt) {
+    flush();
+  }
+}
+
+void PcapWriter::flush() {
+  size_t off = 0;
+  while (fd_ && off < buf_.size()) {
+    const ssize_t n = ::write(fd_.get(), buf_.data() + off, buf_.size() - off);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      LOG_WARN("pcap: write failed (%s); capture stopped", std::strerror(errno));
+      fd_.reset();
+      break;
+    }
+    off += static_cast<size_t>(n);
+  }
+  buf_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// The port
+
+EthPort::EthPort(EventLoop& loop, MacSource mac, EngineRx engine_rx, CableHandler cable)
+    : loop_(loop),
+      mac_(std::move(mac)),
+      engine_rx_(std::move(engine_rx)),
+      cable_(std::move(cable)) {}
+
+EthPort::~EthPort() {
+  if (pcap_) {
+    pcap_->flush();
+  }
+}
+
+bool EthPort::start(const Options& o, std::string* err) {
+  if (!o.pcap.empty()) {
+    pcap_ = std::make_unique<PcapWriter>();
+    if (!pcap_->open(o.pcap, err)) {
+      return false;
+    }
+  }
+  if (o.faults.any()) {
+    faults_ = std::make_unique<FaultInjector>(o.faults);
+  }
+  if (!o.nic_socket.empty()) {
+    nic_ = std::make_unique<StreamLink>(loop_, "nic",
+                                        [this](std::span<const std::byte> f) { nic_rx(f); });
+    if (!nic_->listen(o.nic_socket, err)) {
+      *err = "NIC link: " + *err;
+      return false;
+    }
+  }
+  if (!o.wire_listen.empty() || !o.wire_connect.empty()) {
+    wire_ = std::make_unique<StreamLink>(
+        loop_, "wire", [this](std::span<const std::byte> f) { wire_rx(f); },
+        [this](bool up) {
+          if (!up && faults_) {
+            faults_->flush([](std::span<const std::byte>) {});  // lost with the link
+          }
+          if (cable_) {
+            cable_(up);
+          }
+        });
+    const bool ok = o.wire_listen.empty() ? wire_->connect(o.wire_connect, 100, err)
+                                          : wire_->listen(o.wire_listen, err);
+    if (!ok) {
+      *err = "wire: " + *err;
+      return false;
+    }
+    // No partner yet: the cable is out until one connects.
+    if (cable_ && !wire_->connected()) {
+      cable_(false);
+    }
+  }
+  if (pcap_ || (faults_ && o.faults.reorder > 0)) {
+    // A held frame must not wait for long on an idle link.
+    loop_.add_timer(faults_ && o.faults.reorder > 0 ? 2 : 100, [this] { tick(); });
+  }
+  return true;
+}
+
+void EthPort::tick() {
+  if (faults_) {
+    faults_->flush([this](std::span<const std::byte> f) { ingress(f); });
+  }
+  if (pcap_) {
+    pcap_->flush();
+  }
+}
+
+void EthPort::wire_send(std::span<const std::byte> frame) {
+  if (!wire_ || !wire_->connected()) {
+    ++c_.dropped;
+    return;
+  }
+  if (pcap_) {
+    pcap_->write(frame);
+  }
+  if (wire_->send(frame)) {
+    ++c_.wire_tx;
+  } else {
+    ++c_.dropped;
+  }
+}
+
+void EthPort::engine_tx(std::span<const std::byte> frame) {
+  ++c_.from_engine;
+  wire_send(frame);
+}
+
+void EthPort::nic_rx(std::span<const std::byte> frame) {
+  ++c_.from_nic;
+  wire_send(frame);
+}
+
+void EthPort::wire_rx(std::span<const std::byte> frame) {
+  if (faults_) {
+    faults_->process(frame, [this](std::span<const std::byte> f) { ingress(f); });
+  } else {
+    ingress(frame);
+  }
+}
+
+void EthPort::ingress(std::span<const std::byte> frame) {
+  ++c_.wire_rx;
+  if (pcap_) {
+    pcap_->write(frame);
+  }
+  if (frame.size() >= kEthHdr) {
+    const MacAddr mac = mac_();
+    const bool for_us = std::equal(mac.begin(), mac.end(), frame.begin(), frame.begin() + 6,
+                                   [](uint8_t m, std::byte b) { return std::byte{m} == b; });
+    if ((for_us || is_multicast(frame)) && is_roce_frame(frame) && engine_rx_(frame)) {
+      ++c_.to_engine;
+      return;
+    }
+  }
+  if (nic_ && nic_->connected() && nic_->send(frame)) {
+    ++c_.to_nic;
+  } else {
+    ++c_.dropped;
+  }
+}
+
+}  // namespace vrnicd
