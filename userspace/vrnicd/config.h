@@ -28,8 +28,8 @@ struct DeviceLimits {
   uint32_t max_cqe = 65536;
   uint32_t max_mr = 4096;
   uint32_t max_pd = 1024;
-  uint32_t max_qp_rd_atom = 16;
-  uint32_t max_qp_init_rd_atom = 16;
+  uint32_t max_qp_rd_atom = 128;  // as rxe: perftest asks for the peer's value
+  uint32_t max_qp_init_rd_atom = 128;
   uint32_t max_srq = 256;
   uint32_t max_srq_wr = 4096;
   uint32_t max_srq_sge = 16;
