@@ -113,3 +113,69 @@ host_request() {
 hw_counter() {
 	cat "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters/$1"
 }
+
+# Two-guest tests (scripts/vm-run --vms 2): both guests run the same test
+# script and meet at barriers in the shared run directory.
+
+# Skip unless there is a peer guest.
+require_pair() {
+	require_vm
+	if [[ -z ${VRNIC_PEER_IP:-} ]]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP needs two guests (scripts/vm-run --vms 2)"
+		exit 4
+	fi
+}
+
+# The kind of RDMA device the peer guest has: vrnic or rxe.
+peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
+
+# pair_sync NAME [SECONDS]: wait until both guests have reached NAME.
+pair_sync() {
+	local dir=$VRNIC_RUN_DIR/pair i limit=$((${2:-120} * 10))
+	mkdir -p "$dir"
+	: >"$dir/$1.$VRNIC_VM"
+	for ((i = 0; i < limit; i++)); do
+		[[ -e $dir/$1.$((1 - VRNIC_VM)) ]] && return 0
+		sleep 0.1
+	done
+	echo "# the peer guest never reached $1"
+	return 1
+}
+
+# pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
+# Run one client/server case across the guests: guest SERVER_VM runs
+# SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
+# environment, e.g. $VRNIC_PEER_IP).  The client retries while the server
+# is not listening yet.  Sets pair_role (server or client), pair_rc and
+# pair_out (a file with the output).
+pair_out=
+pair_run() {
+	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try
+	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect"
+	[[ -n $pair_out ]] || pair_out=$(mktemp)
+	pair_rc=1
+	if [[ $VRNIC_VM == "$server" ]]; then
+		pair_role=server
+	else
+		pair_role=client
+	fi
+	if ! pair_sync "$name.start"; then
+		echo "peer never started $name" >"$pair_out"
+		return 1
+	fi
+	if [[ $pair_role == server ]]; then
+		timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1
+		pair_rc=$?
+	else
+		for ((try = 0; try < 40; try++)); do
+			timeout -k 5 "$secs" bash -c "$ccmd" >"$pair_out" 2>&1
+			pair_rc=$?
+			((pair_rc == 0)) && break
+			grep -Eq "$refused" "$pair_out" || break
+			sleep 0.5
+		done
+	fi
+	pair_sync "$name.done" "$secs" >>"$pair_out" || true
+	return "$pair_rc"
+}
