@@ -628,6 +628,28 @@ TEST_F(TransportPair, PeerGoneEndsInRetryExceeded) {
   EXPECT_EQ(ea_.retransmits, 3);
 }
 
+// Go-back-N keeps at most 128 packets beyond the oldest unacknowledged
+// one on the wire, and the responder's ACKs (one per 32 packets) open it.
+TEST_F(TransportPair, SendWindowBoundsPacketsInFlight) {
+  make(QpType::kRc, 1024);
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 512 * 1024, 0x20000));
+  for (int i = 0; i < 10; ++i) {
+    a_->send_step(1000);
+  }
+  EXPECT_EQ(ea_.out.size(), 128U);
+  EXPECT_FALSE(a_->has_send_work());  // nothing to do until an ACK
+  deliver(ea_, *b_);
+  EXPECT_EQ(eb_.out.size(), 4U);  // coalesced: one ACK per 32 packets
+  deliver(eb_, *a_);
+  EXPECT_TRUE(a_->has_send_work());
+  a_->send_step(1000);
+  EXPECT_EQ(ea_.out.size(), 128U);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.retransmits, 0);
+}
+
 // Random loss, duplication and reordering: every byte still arrives, in
 // order, exactly once, and every operation completes.
 class LossyWire : public TransportPair, public ::testing::WithParamInterface<uint32_t> {};

@@ -12,8 +12,14 @@ namespace {
 // Outstanding requester state is bounded well below the PSN window.
 constexpr size_t kMaxOutstandingOps = 4096;
 constexpr int32_t kMaxPsnWindow = 1 << 20;
-// Ask for an ACK at least this often within a long message.
+// Ask for an ACK at least this often within a long message: the
+// responder acknowledges once per this many packets, not each one.
 constexpr uint32_t kAckReqInterval = 32;
+// Go-back-N window: packets sent beyond the oldest unacknowledged one.  A
+// loss costs up to this many retransmitted packets, so it is kept small
+// enough for lossy links and large enough (4 ACK intervals) to keep the
+// link busy while ACKs are on their way.
+constexpr int32_t kTxWindow = 4 * kAckReqInterval;
 
 uint32_t packets_for(uint64_t length, uint32_t mtu) {
   if (length == 0) {
@@ -398,6 +404,13 @@ bool QpTransport::transmit_packet(SendOp& op) {
   return true;
 }
 
+bool QpTransport::window_open(const SendOp& op) const {
+  if (cfg_.type != QpType::kRc) {
+    return true;
+  }
+  return psn_diff(psn_add(op.first_psn, op.next_pkt), psn_add(acked_psn(), 1)) < kTxWindow;
+}
+
 bool QpTransport::send_step(int budget) {
   if (state_ == QpState::kErr) {
     return flush_step();
@@ -424,6 +437,9 @@ bool QpTransport::send_step(int budget) {
   while (budget > 0 && rnr_deadline_ == UINT64_MAX) {
     if (tx_op_ < ops_.size()) {
       SendOp& op = ops_[tx_op_];
+      if (!window_open(op)) {
+        break;  // until ACKs move the window (or the retry timer fires)
+      }
       if (!transmit_packet(op)) {
         // Its memory went away under it.
         fail_op(op, WcStatus::kLocProtErr);
@@ -469,7 +485,10 @@ bool QpTransport::has_send_work() {
   if (rnr_deadline_ != UINT64_MAX) {
     return false;
   }
-  return tx_op_ < ops_.size() || (state_ == QpState::kRts && sq_next_ != env_.send_producer());
+  if (tx_op_ < ops_.size()) {
+    return window_open(ops_[tx_op_]);
+  }
+  return state_ == QpState::kRts && sq_next_ != env_.send_producer();
 }
 
 void QpTransport::complete_ops() {

@@ -299,6 +299,7 @@ class QpTransport {
   void ack_up_to(uint32_t psn);
   void rewind_to(uint32_t psn);
   void arm_retry_timer();
+  [[nodiscard]] bool window_open(const SendOp& op) const;
   void on_response(const Packet& pkt);
   [[nodiscard]] size_t outstanding_rd_atomic() const;
   [[nodiscard]] uint32_t acked_psn() const;
