@@ -19,6 +19,8 @@
  *   -r RETRY      the QP's retry count (default 7)
  *   -w            client: only RDMA WRITEs, and on a work completion error
  *                 print its status and how long the failing WRITE took
+ *                 (exit 3); server: wait for the client to go, or for
+ *                 IBV_EVENT_DEVICE_FATAL (exit 4)
  *
  * Prints "verified N bytes: ..." and exits 0 when every byte was right;
  * any error exits non-zero with the reason.
@@ -30,6 +32,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -542,6 +545,40 @@ static void server(void)
 	}
 }
 
+/*
+ * -w server: wait until the client goes, or this device dies (when the
+ * peer-death test kills our vrnicd, the NIC goes with it, and the
+ * client's goodbye can never arrive).
+ */
+static void wait_for_client(void)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = R.sock, .events = POLLIN },
+		{ .fd = R.ctx->async_fd, .events = POLLIN },
+	};
+	struct ibv_async_event ev;
+	char c;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (pfd[0].revents) {
+			if (read(R.sock, &c, 1) <= 0)
+				return;
+		}
+		if (pfd[1].revents && !ibv_get_async_event(R.ctx, &ev)) {
+			enum ibv_event_type type = ev.event_type;
+
+			ibv_ack_async_event(&ev);
+			if (type == IBV_EVENT_DEVICE_FATAL) {
+				printf("device fatal: %s\n", ibv_event_type_str(type));
+				fflush(stdout);
+				exit(4);
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int opt;
@@ -579,7 +616,7 @@ int main(int argc, char **argv)
 	else if (!O.write_only)
 		server();
 	else
-		pause();	/* -w: the client only writes; wait to be killed */
+		wait_for_client();
 	fflush(stdout);
 	return 0;
 }
