@@ -361,6 +361,12 @@ struct vrnic_aq_destroy_pd {
  * Result: the key, used as both lkey and rkey.
  */
 #define VRNIC_AQ_REG_MR_F_INDIRECT	VRNIC_BIT(0)
+/*
+ * With F_PHYS the region is guest-physical memory itself, for the kernel's
+ * local DMA key: addresses are GPAs, and every access must lie in guest
+ * RAM.  iova, length, npages, page_shift and pbl_addr must be 0.
+ */
+#define VRNIC_AQ_REG_MR_F_PHYS		VRNIC_BIT(1)
 #define VRNIC_PBL_ENTRIES_PER_PAGE	512
 #define VRNIC_MR_MIN_PAGE_SHIFT		12
 #define VRNIC_MR_MAX_PAGE_SHIFT		30
@@ -436,6 +442,14 @@ enum vrnic_qp_type {
  */
 #define VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL	VRNIC_BIT(0)
 #define VRNIC_AQ_CREATE_QP_F_SRQ	VRNIC_BIT(1)
+/*
+ * F_GSI (type UD only): the general services QP.  It gets QP number 1
+ * (BUSY if there is one already), sends every datagram with Q_Key
+ * 0x80010000 and accepts only datagrams that carry that Q_Key.
+ */
+#define VRNIC_AQ_CREATE_QP_F_GSI	VRNIC_BIT(2)
+#define VRNIC_GSI_QPN			1
+#define VRNIC_GSI_QKEY			0x80010000
 #define VRNIC_WQE_MIN_LOG_STRIDE	6
 #define VRNIC_WQE_MAX_LOG_STRIDE	12
 #define VRNIC_RQE_MIN_LOG_STRIDE	4	/* receive rings, SRQs */

@@ -337,7 +337,7 @@ class DataPath {
     return vrnic::load_acquire32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_ci)));
   }
 
- private:
+  // Run a command; its status, with its result in *out.
   template <typename T>
   int exec_result(const vrnic_aq_cmd& c, T* out) {
     auto cqe = drv_.exec(c);
@@ -347,6 +347,8 @@ class DataPath {
     *out = static_cast<T>(cqe->result);
     return static_cast<int>(vrnic::field_get<VRNIC_AQ_CQE_STATUS_MASK>(cqe->info));
   }
+
+ private:
   uint64_t scratch() {
     if (scratch_ == 0) {
       scratch_ = alloc(kPage);

@@ -242,6 +242,83 @@ TEST_F(DataPathTest, RegMrValidation) {
   EXPECT_NE(reg(pages, 4096, good, 1, 12, 0, 999), VRNIC_AQ_STATUS_OK);
 }
 
+// The kernel's local DMA key: a physical region addresses guest RAM by
+// GPA, all of it and nothing else.
+TEST_F(DataPathTest, PhysicalRegionCoversGuestRamOnly) {
+  auto reg_phys = [&](uint64_t iova, uint32_t pdn, uint32_t* key) {
+    auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_REG_MR, VRNIC_AQ_REG_MR_F_PHYS);
+    c.reg_mr.iova = iova;
+    c.reg_mr.pdn = pdn;
+    c.reg_mr.access = VRNIC_ACCESS_LOCAL_WRITE;
+    return dp_.exec_result(c, key);
+  };
+  uint32_t phys = 0;
+  uint32_t junk = 0;
+  ASSERT_EQ(reg_phys(0, pd_, &phys), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(reg_phys(4096, pd_, &junk), VRNIC_AQ_STATUS_BAD_PARAM);  // no ranges
+  EXPECT_NE(reg_phys(0, 999, &junk), VRNIC_AQ_STATUS_OK);
+  pair();
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(b_, 1, std::span(&rsge, 1));
+  // Any GPA in RAM, through the one key.
+  const vrnic_sge ssge{buf_a_ + 8, 2000, phys};
+  dp_.post_send(a_, sqe(VRNIC_WQE_SEND, 2), std::span(&ssge, 1));
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_ + 8), dp_.ram(buf_b_), 2000), 0);
+  // Past the end of RAM: a local protection error, nothing read.
+  pair();
+  const vrnic_sge outside{DataPath::kRamSize - 1000, 2000, phys};
+  EXPECT_EQ(write(outside, buf_b_, key_b_), VRNIC_CQE_LOC_PROT_ERR);
+}
+
+// The GSI QP is QP 1, one of it, and it speaks only Q_Key 0x80010000.
+TEST_F(DataPathTest, GsiQpIsQpOneWithItsQkey) {
+  DataPath::Qp gsi;
+  gsi.type = VRNIC_QPT_UD;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &gsi, 64, VRNIC_AQ_CREATE_QP_F_GSI), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(gsi.qpn, VRNIC_GSI_QPN);
+  DataPath::Qp second;
+  second.type = VRNIC_QPT_UD;
+  EXPECT_EQ(dp_.create_qp(pd_, cq_, cq_, &second, 64, VRNIC_AQ_CREATE_QP_F_GSI),
+            VRNIC_AQ_STATUS_BUSY);
+  DataPath::Qp rc;
+  EXPECT_EQ(dp_.create_qp(pd_, cq_, cq_, &rc, 64, VRNIC_AQ_CREATE_QP_F_GSI),
+            VRNIC_AQ_STATUS_BAD_PARAM);
+  DataPath::Qp ud;
+  ud.type = VRNIC_QPT_UD;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &ud), VRNIC_AQ_STATUS_OK);
+  EXPECT_GT(ud.qpn, VRNIC_GSI_QPN);
+  ASSERT_EQ(dp_.connect(gsi, 0), VRNIC_AQ_STATUS_OK);  // Q_Key 0x1234 asked for
+  ASSERT_EQ(dp_.connect(ud, 0), VRNIC_AQ_STATUS_OK);
+
+  const vrnic_av av = DataPath::loopback_av();
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(gsi, 10, std::span(&rsge, 1));
+  // A datagram to QP 1 with the QP's own Q_Key (0x1234) is not a MAD: dropped.
+  auto h = sqe(VRNIC_WQE_SEND, 20);
+  h.remote_qpn = VRNIC_GSI_QPN;
+  h.remote_qkey = 0x1234;
+  const vrnic_sge ssge{buf_a_, 256, key_a_};
+  dp_.post_send(ud, h, std::span(&ssge, 1), &av);
+  dp_.run();
+  EXPECT_TRUE(cqes(gsi.qpn).empty());
+  // From the GSI QP itself: sent with 0x80010000 whatever the WR says, and
+  // accepted.
+  h.remote_qkey = 0x1234;
+  dp_.post_send(gsi, h, std::span(&ssge, 1), &av);
+  dp_.run();
+  auto got = cqes(gsi.qpn);
+  ASSERT_EQ(got.size(), 2U);  // the send and the receive
+  const auto& recv = opcode_of(got[0]) == VRNIC_CQE_RECV ? got[0] : got[1];
+  EXPECT_EQ(status_of(recv), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(recv.wr_id, 10U);
+  EXPECT_EQ(recv.src_qp, VRNIC_GSI_QPN);
+  EXPECT_EQ(recv.byte_len, 256U + 40U);  // behind the GRH
+}
+
 // The transitions the device accepts are those of the IB spec (and of
 // ib_modify_qp_is_ok), with the attributes each one requires.
 TEST_F(DataPathTest, QpStateMachine) {

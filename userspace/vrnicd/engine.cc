@@ -508,6 +508,9 @@ uint8_t Engine::reg_mr(const vrnic_aq_reg_mr& c, uint32_t* key) {
   const uint64_t length = vrnic::le64(c.length);
   const uint64_t pbl = vrnic::le64(c.pbl_addr);
   constexpr uint32_t kMaxPages = VRNIC_PBL_ENTRIES_PER_PAGE * VRNIC_PBL_ENTRIES_PER_PAGE;
+  if ((flags & VRNIC_AQ_REG_MR_F_PHYS) != 0) {
+    return reg_phys_mr(c, key);
+  }
   if ((flags & ~VRNIC_AQ_REG_MR_F_INDIRECT) != 0 || pdn == 0 || pdn >= pds_.size() || !pds_[pdn] ||
       (access & ~VRNIC_ACCESS_ALL) != 0 || shift < VRNIC_MR_MIN_PAGE_SHIFT ||
       shift > VRNIC_MR_MAX_PAGE_SHIFT || length == 0 || length > cfg_.limits.max_mr_size ||
@@ -576,6 +579,33 @@ uint8_t Engine::reg_mr(const vrnic_aq_reg_mr& c, uint32_t* key) {
   ++pds_[pdn]->refs;
   ++stats_[VRNIC_STAT_MRS];
   stats_[VRNIC_STAT_MR_PAGES] += npages;
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t Engine::reg_phys_mr(const vrnic_aq_reg_mr& c, uint32_t* key) {
+  const uint32_t pdn = vrnic::le32(c.pdn);
+  const uint32_t access = vrnic::le32(c.access);
+  if (vrnic::le32(c.hdr.flags) != VRNIC_AQ_REG_MR_F_PHYS || pdn == 0 || pdn >= pds_.size() ||
+      !pds_[pdn] || (access & ~VRNIC_ACCESS_ALL) != 0 || c.iova != 0 || c.length != 0 ||
+      c.npages != 0 || c.page_shift != 0 || c.pbl_addr != 0) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  const int slot = free_slot(mrs_, 1);
+  if (slot < 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  auto mr = std::make_unique<Mr>();
+  const auto idx = static_cast<uint32_t>(slot);
+  mr->key = vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(idx) |
+            vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(++mr_variant_[idx]);
+  mr->pdn = pdn;
+  mr->access = access;
+  mr->length = UINT64_MAX;
+  mr->phys = &mem_;
+  *key = mr->key;
+  mrs_[idx] = std::move(mr);
+  ++pds_[pdn]->refs;
+  ++stats_[VRNIC_STAT_MRS];
   return VRNIC_AQ_STATUS_OK;
 }
 
@@ -751,9 +781,11 @@ uint8_t Engine::create_qp(const vrnic_aq_create_qp& c, uint32_t* qpn) {
   Cq* rcq = find_cq(vrnic::le32(c.recv_cqn));
   Srq* srq = nullptr;
   const uint32_t max_wr = cfg_.limits.max_qp_wr;
-  if ((flags & ~(VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL | VRNIC_AQ_CREATE_QP_F_SRQ)) != 0 ||
-      (t != VRNIC_QPT_RC && t != VRNIC_QPT_UC && t != VRNIC_QPT_UD) || pdn == 0 ||
-      pdn >= pds_.size() || !pds_[pdn] || scq == nullptr || rcq == nullptr ||
+  const bool gsi = (flags & VRNIC_AQ_CREATE_QP_F_GSI) != 0;
+  if ((flags & ~(VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL | VRNIC_AQ_CREATE_QP_F_SRQ |
+                 VRNIC_AQ_CREATE_QP_F_GSI)) != 0 ||
+      (t != VRNIC_QPT_RC && t != VRNIC_QPT_UC && t != VRNIC_QPT_UD) || (gsi && t != VRNIC_QPT_UD) ||
+      pdn == 0 || pdn >= pds_.size() || !pds_[pdn] || scq == nullptr || rcq == nullptr ||
       c.sq_log_stride < VRNIC_WQE_MIN_LOG_STRIDE || c.sq_log_stride > VRNIC_WQE_MAX_LOG_STRIDE ||
       (1U << c.sq_log_depth) > max_wr) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
@@ -774,9 +806,21 @@ uint8_t Engine::create_qp(const vrnic_aq_create_qp& c, uint32_t* qpn) {
   }
   // QPNs are handed out round robin so that a new QP does not reuse the
   // number of one that just went away.
-  int slot = free_slot(qps_, next_qpn_);
-  if (slot < 0) {
-    slot = free_slot(qps_, 2);
+  int slot = -1;
+  if (gsi) {
+    // QP1 is the GSI QP's alone; ordinary QPs start at 2.
+    if (qps_.size() <= VRNIC_GSI_QPN) {
+      return VRNIC_AQ_STATUS_NO_RESOURCES;
+    }
+    if (qps_[VRNIC_GSI_QPN]) {
+      return VRNIC_AQ_STATUS_BUSY;
+    }
+    slot = VRNIC_GSI_QPN;
+  } else {
+    slot = free_slot(qps_, next_qpn_);
+    if (slot < 0) {
+      slot = free_slot(qps_, 2);
+    }
   }
   if (slot < 0) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
@@ -786,6 +830,7 @@ uint8_t Engine::create_qp(const vrnic_aq_create_qp& c, uint32_t* qpn) {
   cfg.qpn = static_cast<uint32_t>(slot);
   cfg.sq_sig_all = (flags & VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL) != 0;
   cfg.max_inline = max_inline;
+  cfg.gsi = gsi;
   auto qp = std::make_unique<Qp>(*this, cfg);
   if (!qp->buf.map(mem_, vrnic::le64(c.buf.pbl_addr), vrnic::le32(c.buf.npages))) {
     return VRNIC_AQ_STATUS_BAD_ADDR;
@@ -815,7 +860,9 @@ uint8_t Engine::create_qp(const vrnic_aq_create_qp& c, uint32_t* qpn) {
     ++srq->refs;
   }
   *qpn = cfg.qpn;
-  next_qpn_ = cfg.qpn + 1 < qps_.size() ? cfg.qpn + 1 : 2;
+  if (!gsi) {
+    next_qpn_ = cfg.qpn + 1 < qps_.size() ? cfg.qpn + 1 : 2;
+  }
   qps_[cfg.qpn] = std::move(qp);
   ++stats_[VRNIC_STAT_QPS];
   return VRNIC_AQ_STATUS_OK;

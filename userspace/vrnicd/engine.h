@@ -120,6 +120,7 @@ class Engine {
   uint8_t destroy_pd(uint32_t pdn);
   uint8_t reg_mr(const vrnic_aq_reg_mr& c, uint32_t* key);
   uint8_t dereg_mr(uint32_t key);
+  uint8_t reg_phys_mr(const vrnic_aq_reg_mr& c, uint32_t* key);
   uint8_t create_cq(const vrnic_aq_create_cq& c, uint32_t* cqn);
   uint8_t destroy_cq(uint32_t cqn);
   uint8_t resize_cq(const vrnic_aq_resize_cq& c, uint32_t* moved);

@@ -42,7 +42,18 @@ bool Ring::fits() const {
   return first_page > 0 && end <= static_cast<uint64_t>(buf->npages()) << kPageShift;
 }
 
+bool Mr::contains(uint64_t va, uint64_t len) const {
+  if (phys != nullptr) {
+    return phys->translate(va, std::max<uint64_t>(len, 1)) != nullptr;
+  }
+  return va >= iova && len <= length && va - iova <= length - len;
+}
+
 void Mr::read(uint64_t va, std::span<std::byte> dst) const {
+  if (phys != nullptr) {
+    std::memcpy(dst.data(), phys->translate(va, dst.size()), dst.size());
+    return;
+  }
   uint64_t off = va - base;
   size_t done = 0;
   const uint64_t psize = 1ULL << page_shift;
@@ -56,6 +67,10 @@ void Mr::read(uint64_t va, std::span<std::byte> dst) const {
 }
 
 void Mr::write(uint64_t va, std::span<const std::byte> src) const {
+  if (phys != nullptr) {
+    std::memcpy(phys->translate(va, src.size()), src.data(), src.size());
+    return;
+  }
   uint64_t off = va - base;
   size_t done = 0;
   const uint64_t psize = 1ULL << page_shift;
@@ -69,6 +84,9 @@ void Mr::write(uint64_t va, std::span<const std::byte> src) const {
 }
 
 std::byte* Mr::word(uint64_t va) const {
+  if (phys != nullptr) {
+    return phys->translate(va, sizeof(uint64_t));
+  }
   const uint64_t off = va - base;
   return pages[off >> page_shift] + (off & ((1ULL << page_shift) - 1));
 }

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "guest_memory.h"
 #include "roce/transport.h"
 #include "vrnic-hw.h"
 
@@ -67,11 +68,12 @@ struct Mr {
   uint32_t page_shift = kPageShift;
   uint64_t base = 0;  // iova aligned down to the page size
   std::vector<std::byte*> pages;
+  // A physical region (the kernel's local DMA key): addresses are GPAs,
+  // resolved through guest memory on every access.
+  const GuestMemory* phys = nullptr;
 
   // [va, va + len) lies inside the region.
-  [[nodiscard]] bool contains(uint64_t va, uint64_t len) const {
-    return va >= iova && len <= length && va - iova <= length - len;
-  }
+  [[nodiscard]] bool contains(uint64_t va, uint64_t len) const;
   // Copy within the region; the range must be inside it.
   void read(uint64_t va, std::span<std::byte> dst) const;
   void write(uint64_t va, std::span<const std::byte> src) const;

@@ -375,6 +375,9 @@ bool QpTransport::transmit_packet(SendOp& op) {
     p.bth.dest_qp = w.remote_qpn;
     p.bth.solicited = w.solicited;
     p.deth.qkey = (w.remote_qkey & 0x80000000U) != 0 ? cfg_.qkey : w.remote_qkey;
+    if (cfg_.gsi) {
+      p.deth.qkey = kGsiQkey;
+    }
     p.deth.src_qp = cfg_.qpn;
   }
 
@@ -1282,7 +1285,7 @@ void QpTransport::on_request_ud(const Packet& pkt) {
   if (!accepts_requests()) {
     return;
   }
-  if (pkt.deth.qkey != cfg_.qkey) {
+  if (pkt.deth.qkey != (cfg_.gsi ? kGsiQkey : cfg_.qkey)) {
     return;  // Q_Key violation: silently dropped
   }
   bool bad = false;

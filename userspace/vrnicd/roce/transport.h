@@ -26,6 +26,8 @@
 namespace vrnicd::roce {
 
 constexpr uint32_t kMaxSge = 16;
+// The general services QP's fixed Q_Key.
+constexpr uint32_t kGsiQkey = 0x80010000;
 
 enum class QpType : uint8_t { kRc = 2, kUc = 3, kUd = 4 };
 enum class QpState : uint8_t { kReset = 0, kInit, kRtr, kRts, kSqd, kSqe, kErr };
@@ -214,6 +216,7 @@ struct QpConfig {
   uint8_t max_dest_rd_atomic = 1;
   bool sq_sig_all = false;
   uint32_t max_inline = 0;
+  bool gsi = false;  // QP1: Q_Key 0x80010000, whatever the WR or attributes say
 };
 
 // Microseconds of an RNR NAK timer code (IBA table 45).
