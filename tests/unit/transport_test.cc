@@ -434,6 +434,30 @@ TEST_F(TransportPair, ReceiverNotReadyRetriesThenSucceeds) {
   ASSERT_EQ(eb_.recv_cqes.size(), 1U);
 }
 
+// RNR NAKs show the responder alive: however long they go on (rnr_retry
+// 7 is for ever), the ACK timeout's retry count must not run out.
+TEST_F(TransportPair, LongReceiverNotReadyIsNotATimeout) {
+  make(QpType::kRc, 1024, [](QpConfig& c) {
+    c.retry_cnt = 1;
+    c.timeout = 1;  // 8 us
+    c.rnr_retry = 7;
+  });
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));
+  for (int i = 0; i < 200; ++i) {
+    a_->send_step(16);
+    deliver(ea_, *b_);
+    deliver(eb_, *a_);
+    ea_.clock = eb_.clock = ea_.clock + 50;  // past several ACK timeouts
+    a_->timer_step();
+  }
+  EXPECT_GE(ea_.rnr_naks_rcvd, 10);
+  EXPECT_TRUE(ea_.send_cqes.empty());
+  eb_.post_recv(1, 0x200, 0x20000, 100);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+}
+
 TEST_F(TransportPair, ReceiverNotReadyRetriesRunOut) {
   make(QpType::kRc, 1024, [](QpConfig& c) { c.rnr_retry = 2; });
   ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 100));

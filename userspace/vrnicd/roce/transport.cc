@@ -674,6 +674,10 @@ void QpTransport::on_response(const Packet& pkt) {
       if (cfg_.rnr_retry != 7) {
         --rnr_retries_left_;
       }
+      // The responder answered: this is no timeout.  The ACK timer and
+      // its retry count start again once the RNR wait is over.
+      retries_left_ = cfg_.retry_cnt;
+      retry_deadline_ = UINT64_MAX;
       rnr_deadline_ = env_.now_us() + rnr_timer_us(aeth_value(pkt.aeth_syndrome));
       rewind_to(psn);
       return;
