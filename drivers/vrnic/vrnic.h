@@ -160,6 +160,7 @@ struct vrnic_reg_mr_params {
 	u32 npages;
 	u32 page_shift;
 	bool indirect;
+	bool phys;		/* all guest RAM by GPA: the local DMA key */
 };
 
 struct vrnic_create_qp_params {
@@ -171,6 +172,7 @@ struct vrnic_create_qp_params {
 	u32 srqn;
 	bool has_srq;
 	bool sq_sig_all;
+	bool gsi;
 	u8 sq_log_depth;
 	u8 sq_log_stride;
 	u8 rq_log_depth;

@@ -256,7 +256,8 @@ int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 	int err;
 
 	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_REG_MR,
-		       p->indirect ? VRNIC_AQ_REG_MR_F_INDIRECT : 0);
+		       (p->indirect ? VRNIC_AQ_REG_MR_F_INDIRECT : 0) |
+		       (p->phys ? VRNIC_AQ_REG_MR_F_PHYS : 0));
 	cmd.reg_mr.iova = cpu_to_le64(p->iova);
 	cmd.reg_mr.length = cpu_to_le64(p->length);
 	cmd.reg_mr.pbl_addr = cpu_to_le64(p->pbl_addr);
@@ -329,6 +330,8 @@ int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_para
 		flags |= VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL;
 	if (p->has_srq)
 		flags |= VRNIC_AQ_CREATE_QP_F_SRQ;
+	if (p->gsi)
+		flags |= VRNIC_AQ_CREATE_QP_F_GSI;
 	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_QP, flags);
 	c = &cmd.create_qp;
 	vrnic_cmd_qbuf(&c->buf, p->qb);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Completion queues.  A CQ's ring and doorbell record live in a queue
- * buffer mapped into the process, which polls it without system calls;
- * the device signals completion events on the CQ's completion EQ.
+ * buffer: a user CQ's is mapped into the process, which polls it without
+ * system calls; a kernel CQ's is polled by the driver (vrnic_kverbs.c).
+ * The device signals completion events on the CQ's completion EQ.
  */
 
 #include <linux/log2.h>
@@ -45,8 +46,6 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u64 key = 0;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel CQs: not yet */
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= dev->num_ceqs)
@@ -62,15 +61,18 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = vrnic_cmd_create_cq(dev, &cq->qb, cq->log_depth, cq->eqn, &cq->cqn);
 	if (err)
 		goto err_free;
+	spin_lock_init(&cq->lock);
+	ibcq->cqe = 1 << cq->log_depth;
 	err = xa_insert_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
 	if (err)
 		goto err_destroy;
+	if (!udata)
+		return 0;
 	cq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &cq->qb, &key);
 	if (!cq->mmap_entry) {
 		err = -ENOMEM;
 		goto err_erase;
 	}
-	ibcq->cqe = 1 << cq->log_depth;
 	err = vrnic_cq_resp(cq, udata, key);
 	if (err)
 		goto err_remove;

@@ -174,6 +174,33 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/*
+ * The DMA MR ib_core makes for a kernel PD's local_dma_lkey: a physical
+ * region, addressed by DMA address (GPA), that only the kernel can get.
+ */
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_reg_mr_params p = {};
+	struct vrnic_mr *mr;
+	int err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	p.phys = true;
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = vrnic_access(access);
+	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return &mr->ibmr;
+}
+
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibmr->device);

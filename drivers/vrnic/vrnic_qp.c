@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Queue pairs and shared receive queues.  Their rings and doorbell records
- * live in queue buffers mapped into the process; the driver creates them,
- * moves QPs through their states and answers queries.
+ * live in queue buffers, mapped into the process for user QPs; the driver
+ * creates them, moves QPs through their states and answers queries, and
+ * for kernel QPs also posts work (vrnic_kverbs.c).  The GSI QP (QP1) is a
+ * UD QP that the device numbers 1 and gives Q_Key 0x80010000.
  */
 
 #include <linux/log2.h>
@@ -23,8 +25,8 @@ static int vrnic_sq_geometry(struct vrnic_dev *dev, struct ib_qp_init_attr *attr
 			     u8 *log_depth, u8 *log_stride)
 {
 	struct ib_qp_cap *cap = &attr->cap;
-	u32 data = attr->qp_type == IB_QPT_UD ? VRNIC_SQE_UD_DATA_OFFSET :
-						VRNIC_SQE_DATA_OFFSET;
+	bool ud = attr->qp_type == IB_QPT_UD || attr->qp_type == IB_QPT_GSI;
+	u32 data = ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
 	u32 wqe;
 
 	if (cap->max_send_wr > dev->attrs.max_qp_wr ||
@@ -78,8 +80,6 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 npages;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel QPs: not yet */
 	switch (attr->qp_type) {
 	case IB_QPT_RC:
 		p.type = VRNIC_QPT_RC;
@@ -90,12 +90,18 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	case IB_QPT_UD:
 		p.type = VRNIC_QPT_UD;
 		break;
+	case IB_QPT_GSI:
+		if (udata || attr->port_num != 1)
+			return -EINVAL;
+		p.type = VRNIC_QPT_UD;
+		p.gsi = true;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (attr->create_flags || (attr->srq && attr->qp_type == IB_QPT_UC))
 		return -EOPNOTSUPP;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
 	err = vrnic_sq_geometry(dev, attr, &p.sq_log_depth, &p.sq_log_stride);
@@ -137,19 +143,32 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = vrnic_cmd_create_qp(dev, &p, &qp->qpn);
 	if (err)
 		goto err_free;
+	ibqp->qp_num = qp->qpn;
+	qp->state = IB_QPS_RESET;
+	qp->cap = attr->cap;
+	qp->sq_sig_all = p.sq_sig_all;
+	qp->ud = p.type == VRNIC_QPT_UD;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->sq.base = qp->qb.buf + ((size_t)p.sq_page << PAGE_SHIFT);
+	qp->sq.log_depth = p.sq_log_depth;
+	qp->sq.log_stride = p.sq_log_stride;
+	if (!p.has_srq) {
+		qp->rq.base = qp->qb.buf + ((size_t)p.rq_page << PAGE_SHIFT);
+		qp->rq.log_depth = p.rq_log_depth;
+		qp->rq.log_stride = p.rq_log_stride;
+	}
 	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
 	if (err)
 		goto err_destroy;
+	if (!udata)
+		return 0;
 	qp->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qp->qb, &key);
 	if (!qp->mmap_entry) {
 		err = -ENOMEM;
 		goto err_erase;
 	}
 
-	ibqp->qp_num = qp->qpn;
-	qp->state = IB_QPS_RESET;
-	qp->cap = attr->cap;
-	qp->sq_sig_all = p.sq_sig_all;
 	resp.qbuf_key = key;
 	resp.qbuf_size = npages << PAGE_SHIFT;
 	resp.sq_offset = p.sq_page << PAGE_SHIFT;
@@ -251,6 +270,9 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	for (i = 0; i < ARRAY_SIZE(vrnic_qp_mask_map); i++)
 		if (mask & vrnic_qp_mask_map[i].ib)
 			hw_mask |= vrnic_qp_mask_map[i].hw;
+	/* QP1 belongs to its port: ib_mad does not name it, the device wants it. */
+	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET && next == IB_QPS_INIT)
+		hw_mask |= VRNIC_QP_ATTR_PORT;
 	a.state = cpu_to_le32(next);
 	a.access = cpu_to_le32(vrnic_qp_access(attr->qp_access_flags));
 	a.path_mtu = cpu_to_le32(attr->path_mtu);
@@ -259,7 +281,7 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	a.sq_psn = cpu_to_le32(attr->sq_psn);
 	a.qkey = cpu_to_le32(attr->qkey);
 	a.pkey_index = cpu_to_le16(attr->pkey_index);
-	a.port = attr->port_num;
+	a.port = (mask & IB_QP_PORT) ? attr->port_num : 1;
 	a.timeout = attr->timeout;
 	a.retry_cnt = attr->retry_cnt;
 	a.rnr_retry = attr->rnr_retry;

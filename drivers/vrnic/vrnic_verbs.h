@@ -40,7 +40,19 @@ struct vrnic_cq {
 	u32 log_depth;
 	u32 eqn;
 	struct vrnic_qbuf qb;
-	struct rdma_user_mmap_entry *mmap_entry;
+	struct rdma_user_mmap_entry *mmap_entry;	/* user CQs */
+	/* Kernel CQs: the driver is the consumer. */
+	spinlock_t lock;	/* ci, arm_sn */
+	u32 ci;
+	u32 arm_sn;
+};
+
+/* A work ring in a queue buffer, as a kernel QP produces into it. */
+struct vrnic_kring {
+	void *base;
+	u32 pi;
+	u8 log_depth;
+	u8 log_stride;
 };
 
 struct vrnic_qp {
@@ -49,8 +61,14 @@ struct vrnic_qp {
 	enum ib_qp_state state;
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
+	bool ud;		/* UD or GSI: send WQEs carry an address */
 	struct vrnic_qbuf qb;
-	struct rdma_user_mmap_entry *mmap_entry;
+	struct rdma_user_mmap_entry *mmap_entry;	/* user QPs */
+	/* Kernel QPs: the driver is the producer. */
+	spinlock_t sq_lock;	/* sq */
+	spinlock_t rq_lock;	/* rq */
+	struct vrnic_kring sq;
+	struct vrnic_kring rq;
 };
 
 struct vrnic_srq {
@@ -155,12 +173,21 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
 
 /* vrnic_cq.c */
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* vrnic_kverbs.c: the data path of kernel QPs and CQs */
+int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 /* vrnic_qp.c */
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data path of kernel QPs and CQs: ib_post_send, ib_post_recv,
+ * ib_poll_cq and ib_req_notify_cq for kernel ULPs (ib_mad on the GSI QP,
+ * ib_cm, rdma_cm users).  The rings, doorbell records and doorbell are the
+ * ones libvrnic uses for user QPs, with the same protocol: write the
+ * WQEs, publish the producer index in the doorbell record, and ring the
+ * ENGINE doorbell only when the device says it is asleep.
+ */
+
+#include <linux/log2.h>
+
+#include "vrnic_verbs.h"
+
+static struct vrnic_qp_dbrec *vrnic_qp_dbrec(struct vrnic_qp *qp)
+{
+	return qp->qb.buf;
+}
+
+static struct vrnic_cq_dbrec *vrnic_cq_dbrec(struct vrnic_cq *cq)
+{
+	return cq->qb.buf;
+}
+
+static void *vrnic_kring_slot(struct vrnic_kring *r, u32 idx)
+{
+	return r->base + ((size_t)vrnic_ring_slot(idx, r->log_depth) << r->log_stride);
+}
+
+/*
+ * The producer index is out; wake the device if it sleeps.  The full
+ * barrier orders the index write before the read of the flag, mirroring
+ * the device, which sets the flag and then re-reads every index.
+ */
+static void vrnic_kick_engine(struct vrnic_dev *dev)
+{
+	/* Producer index store before the ENGINE_ASLEEP load. */
+	mb();
+	if (vrnic_status_read(dev, VRNIC_STATUS_ENGINE_ASLEEP))
+		vrnic_ring_db(dev, VRNIC_DB_CHANNEL_ENGINE);
+}
+
+static int vrnic_wqe_opcode(enum ib_wr_opcode op, bool ud, u32 *out)
+{
+	switch (op) {
+	case IB_WR_SEND:
+		*out = VRNIC_WQE_SEND;
+		return 0;
+	case IB_WR_SEND_WITH_IMM:
+		*out = VRNIC_WQE_SEND_WITH_IMM;
+		return 0;
+	default:
+		break;
+	}
+	if (ud)
+		return -EINVAL;
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+		*out = VRNIC_WQE_RDMA_WRITE;
+		return 0;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		*out = VRNIC_WQE_RDMA_WRITE_WITH_IMM;
+		return 0;
+	case IB_WR_RDMA_READ:
+		*out = VRNIC_WQE_RDMA_READ;
+		return 0;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*out = VRNIC_WQE_ATOMIC_CMP_AND_SWP;
+		return 0;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*out = VRNIC_WQE_ATOMIC_FETCH_AND_ADD;
+		return 0;
+	default:
+		/* Memory windows, fast registration, invalidation: none. */
+		return -EINVAL;
+	}
+}
+
+/* Build one send WQE in its ring slot. */
+static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			   void *slot)
+{
+	size_t stride = (size_t)1 << qp->sq.log_stride;
+	u32 data = qp->ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
+	struct vrnic_sqe *h = slot;
+	u32 opcode, ctrl, len = 0;
+	int i, err;
+
+	err = vrnic_wqe_opcode(wr->opcode, qp->ud, &opcode);
+	if (err)
+		return err;
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+
+	memset(slot, 0, data);
+	ctrl = FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode);
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
+		ctrl |= VRNIC_WQE_CTRL_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		ctrl |= VRNIC_WQE_CTRL_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		ctrl |= VRNIC_WQE_CTRL_FENCE;
+	h->wr_id = cpu_to_le64(wr->wr_id);
+	if (opcode == VRNIC_WQE_SEND_WITH_IMM ||
+	    opcode == VRNIC_WQE_RDMA_WRITE_WITH_IMM)
+		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
+
+	switch (opcode) {
+	case VRNIC_WQE_RDMA_WRITE:
+	case VRNIC_WQE_RDMA_WRITE_WITH_IMM:
+	case VRNIC_WQE_RDMA_READ:
+		h->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		h->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+		break;
+	case VRNIC_WQE_ATOMIC_CMP_AND_SWP:
+	case VRNIC_WQE_ATOMIC_FETCH_AND_ADD:
+		h->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		h->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		h->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		h->swap = cpu_to_le64(atomic_wr(wr)->swap);
+		break;
+	default:
+		break;
+	}
+	if (qp->ud) {
+		const struct ib_ud_wr *ud = ud_wr(wr);
+
+		if (!ud->ah)
+			return -EINVAL;
+		h->remote_qpn = cpu_to_le32(ud->remote_qpn);
+		h->remote_qkey = cpu_to_le32(ud->remote_qkey);
+		memcpy(slot + VRNIC_SQE_DATA_OFFSET, &to_vah(ud->ah)->av,
+		       sizeof(struct vrnic_av));
+	}
+
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    opcode != VRNIC_WQE_RDMA_READ &&
+	    opcode != VRNIC_WQE_ATOMIC_CMP_AND_SWP &&
+	    opcode != VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
+		/* Kernel inline SGEs hold kernel virtual addresses. */
+		for (i = 0; i < wr->num_sge; i++) {
+			const struct ib_sge *sge = &wr->sg_list[i];
+
+			if (sge->length > qp->cap.max_inline_data - len)
+				return -EINVAL;
+			memcpy(slot + data + len, (void *)(uintptr_t)sge->addr,
+			       sge->length);
+			len += sge->length;
+		}
+		ctrl |= VRNIC_WQE_CTRL_INLINE;
+		h->length = cpu_to_le32(len);
+	} else {
+		struct vrnic_sge *sge = slot + data;
+
+		if (data + (size_t)wr->num_sge * sizeof(*sge) > stride)
+			return -EINVAL;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		}
+		ctrl |= FIELD_PREP(VRNIC_WQE_CTRL_NUM_SGE_MASK, wr->num_sge);
+	}
+	h->ctrl = cpu_to_le32(ctrl);
+	return 0;
+}
+
+int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
+	u32 depth = 1U << qp->sq.log_depth;
+	unsigned long flags;
+	u32 start, ci;
+	int err = 0;
+
+	if (qp->mmap_entry)
+		return -EINVAL;	/* a user QP: its process posts */
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	/* Before RTS only the error state takes work (to flush it). */
+	if (qp->state < IB_QPS_RTS) {
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	start = qp->sq.pi;
+	for (; wr; wr = wr->next) {
+		ci = le32_to_cpu(READ_ONCE(db->sq_ci));
+		if (qp->sq.pi - ci >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = vrnic_build_sqe(qp, wr, vrnic_kring_slot(&qp->sq, qp->sq.pi));
+		if (err)
+			break;
+		qp->sq.pi++;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (qp->sq.pi != start) {
+		/* The WQEs before the index that publishes them. */
+		dma_wmb();
+		WRITE_ONCE(db->sq_pi, cpu_to_le32(qp->sq.pi));
+		vrnic_kick_engine(dev);
+	}
+out:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return err;
+}
+
+int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
+	u32 depth = 1U << qp->rq.log_depth;
+	unsigned long flags;
+	struct vrnic_rqe *rqe;
+	struct vrnic_sge *sge;
+	u32 start, ci;
+	int err = 0, i;
+
+	if (qp->mmap_entry || ibqp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	start = qp->rq.pi;
+	for (; wr; wr = wr->next) {
+		ci = le32_to_cpu(READ_ONCE(db->rq_ci));
+		if (qp->rq.pi - ci >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge) {
+			err = -EINVAL;
+			break;
+		}
+		rqe = vrnic_kring_slot(&qp->rq, qp->rq.pi);
+		rqe->wr_id = cpu_to_le64(wr->wr_id);
+		rqe->num_sge = cpu_to_le32(wr->num_sge);
+		rqe->rsvd = 0;
+		sge = (struct vrnic_sge *)(rqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		}
+		qp->rq.pi++;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (qp->rq.pi != start) {
+		dma_wmb();
+		WRITE_ONCE(db->rq_pi, cpu_to_le32(qp->rq.pi));
+		vrnic_kick_engine(dev);
+	}
+out:
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return err;
+}
+
+/* The next CQE if the device has written it (cq->lock held). */
+static struct vrnic_cqe *vrnic_next_cqe(struct vrnic_cq *cq, u32 *info)
+{
+	struct vrnic_cqe *cqe = cq->qb.buf + PAGE_SIZE +
+		((size_t)vrnic_ring_slot(cq->ci, cq->log_depth) << 5);
+	u32 v = le32_to_cpu(READ_ONCE(cqe->info));
+
+	if (FIELD_GET(VRNIC_CQE_OWNER_MASK, v) != vrnic_ring_owner(cq->ci, cq->log_depth))
+		return NULL;
+	/* The rest of the entry was written before its info word. */
+	dma_rmb();
+	*info = v;
+	return cqe;
+}
+
+static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
+			  struct ib_wc *wc)
+{
+	u32 status = FIELD_GET(VRNIC_CQE_STATUS_MASK, info);
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = le64_to_cpu(cqe->wr_id);
+	/* The device uses the IB encodings; anything else is its bug. */
+	wc->status = status <= IB_WC_GENERAL_ERR ? status : IB_WC_GENERAL_ERR;
+	wc->opcode = FIELD_GET(VRNIC_CQE_OPCODE_MASK, info);
+	wc->vendor_err = FIELD_GET(VRNIC_CQE_VENDOR_ERR_MASK, info);
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+	wc->qp = qp;
+	wc->src_qp = le32_to_cpu(cqe->src_qp);
+	wc->port_num = 1;
+	if (info & VRNIC_CQE_F_IMM) {
+		wc->ex.imm_data = cpu_to_be32(le32_to_cpu(cqe->imm_data));
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (info & VRNIC_CQE_F_GRH) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = (info & VRNIC_CQE_F_IPV4) ?
+				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+	}
+}
+
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cqe *cqe;
+	unsigned long flags;
+	struct vrnic_qp *qp;
+	u32 info, start;
+	int n = 0;
+
+	if (cq->mmap_entry)
+		return -EINVAL;
+	spin_lock_irqsave(&cq->lock, flags);
+	start = cq->ci;
+	while (n < num_entries && (cqe = vrnic_next_cqe(cq, &info))) {
+		cq->ci++;
+		qp = xa_load(&dev->qp_xa, le32_to_cpu(cqe->qpn));
+		if (!qp || (qp->ibqp.recv_cq != ibcq && qp->ibqp.send_cq != ibcq)) {
+			/* Of a QP destroyed since, or bogus: nobody to tell. */
+			ibdev_dbg(&dev->ibdev, "CQ %u: completion for unknown QP %u\n",
+				  cq->cqn, le32_to_cpu(cqe->qpn));
+			continue;
+		}
+		vrnic_fill_wc(cqe, info, &qp->ibqp, &wc[n++]);
+	}
+	if (cq->ci != start) {
+		/* Done reading the entries before the device may reuse them. */
+		mb();
+		WRITE_ONCE(vrnic_cq_dbrec(cq)->ci, cpu_to_le32(cq->ci));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/*
+ * Arming is a write to the doorbell record: the device reads arm_sn
+ * whenever it adds a completion, so no doorbell is needed.
+ */
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cq_dbrec *db = vrnic_cq_dbrec(cq);
+	unsigned long irqflags;
+	u32 info;
+	int ret = 0;
+
+	if (cq->mmap_entry)
+		return -EINVAL;
+	spin_lock_irqsave(&cq->lock, irqflags);
+	WRITE_ONCE(db->arm_flags,
+		   cpu_to_le32((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+			       VRNIC_CQ_ARM_SOLICITED : 0));
+	cq->arm_sn++;
+	dma_wmb();
+	WRITE_ONCE(db->arm_sn, cpu_to_le32(cq->arm_sn));
+	/* Order the arm before the look for entries that beat it. */
+	mb();
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && vrnic_next_cqe(cq, &info))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
