@@ -131,12 +131,16 @@ require_pair() {
 peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
 
 # pair_sync NAME [SECONDS]: wait until both guests have reached NAME.
+# A name used again in the same boot is a new barrier (its use count, kept
+# guest-local, is part of it).
 pair_sync() {
-	local dir=$VRNIC_RUN_DIR/pair i limit=$((${2:-120} * 10))
-	mkdir -p "$dir"
-	: >"$dir/$1.$VRNIC_VM"
+	local dir=$VRNIC_RUN_DIR/pair i limit=$((${2:-120} * 10)) n uses=/tmp/vrnic-pair-uses
+	mkdir -p "$dir" "$uses"
+	n=$(($(cat "$uses/$1" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$uses/$1"
+	: >"$dir/$1.$n.$VRNIC_VM"
 	for ((i = 0; i < limit; i++)); do
-		[[ -e $dir/$1.$((1 - VRNIC_VM)) ]] && return 0
+		[[ -e $dir/$1.$n.$((1 - VRNIC_VM)) ]] && return 0
 		sleep 0.1
 	done
 	echo "# the peer guest never reached $1"
@@ -146,13 +150,19 @@ pair_sync() {
 # pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
 # Run one client/server case across the guests: guest SERVER_VM runs
 # SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
-# environment, e.g. $VRNIC_PEER_IP).  The client retries while the server
-# is not listening yet.  Sets pair_role (server or client), pair_rc and
+# environment, e.g. $VRNIC_PEER_IP).  The client starts once the server
+# listens (a TCP socket or an rdma_cm ID), and retries if it was refused
+# all the same.  Sets pair_role (server or client), pair_rc and
 # pair_out (a file with the output).
+# Listening TCP sockets and rdma_cm IDs.
+pair_listeners() {
+	echo $(($(ss -Hltn 2>/dev/null | wc -l) + $(rdma res show cm_id 2>/dev/null | grep -c LISTEN)))
+}
+
 pair_out=
 pair_run() {
 	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try
-	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect"
+	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
 	[[ -n $pair_out ]] || pair_out=$(mktemp)
 	pair_rc=1
 	if [[ $VRNIC_VM == "$server" ]]; then
@@ -165,9 +175,22 @@ pair_run() {
 		return 1
 	fi
 	if [[ $pair_role == server ]]; then
-		timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1
+		local before
+		before=$(pair_listeners)
+		timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
+		local pid=$!
+		# Ready once it listens: on a TCP port (the verbs examples and
+		# perftest exchange over TCP) or an rdma_cm ID.
+		for ((try = 0; try < 300; try++)); do
+			(($(pair_listeners) > before)) && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		pair_sync "$name.ready" "$secs" >/dev/null
+		wait "$pid"
 		pair_rc=$?
 	else
+		pair_sync "$name.ready" "$secs" >/dev/null
 		for ((try = 0; try < 40; try++)); do
 			timeout -k 5 "$secs" bash -c "$ccmd" >"$pair_out" 2>&1
 			pair_rc=$?
