@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # libibverbs' ping-pong examples between the two guests, over the wire
-# between their ports: RC, UC, UD and SRQ.  Against an rxe peer each runs
+# between their ports: RC, UD and SRQ.  Against an rxe peer each runs
 # in both directions (vrnic as server, then rxe as server).
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair
 
 iters=${VRNIC_PINGPONG_ITERS:-500}
-tools=(ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong)
+# Not ibv_uc_pingpong: UC has no recovery, and the example waits for ever
+# for a message that lost a packet.  Against rxe under TCG that happened
+# (about one run in six), and killing it then trips a WARN in rxe.  UC over
+# one device is in vrnic_pingpong.sh and vrnic_verbs.
+tools=(ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong)
 servers=(0)
 [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && servers=(0 1)
 ktap_plan $((${#tools[@]} * ${#servers[@]}))
