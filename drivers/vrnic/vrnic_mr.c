@@ -94,7 +94,7 @@ err_nomem:
 	return -ENOMEM;
 }
 
-static u32 vrnic_access(int ib_access)
+u32 vrnic_access(int ib_access)
 {
 	u32 a = 0;
 

@@ -194,22 +194,6 @@ err_free:
 	return err;
 }
 
-static u32 vrnic_qp_access(int ib_access)
-{
-	u32 a = 0;
-
-	/* Kept so that query_qp returns it; it means nothing for a QP. */
-	if (ib_access & IB_ACCESS_LOCAL_WRITE)
-		a |= VRNIC_ACCESS_LOCAL_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_WRITE)
-		a |= VRNIC_ACCESS_REMOTE_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_READ)
-		a |= VRNIC_ACCESS_REMOTE_READ;
-	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
-		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
-	return a;
-}
-
 /* IB attribute mask bits and the device's, side by side. */
 static const struct {
 	int ib;
@@ -274,7 +258,8 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET && next == IB_QPS_INIT)
 		hw_mask |= VRNIC_QP_ATTR_PORT;
 	a.state = cpu_to_le32(next);
-	a.access = cpu_to_le32(vrnic_qp_access(attr->qp_access_flags));
+	/* Kept so that query_qp returns it; it means nothing for a QP. */
+	a.access = cpu_to_le32(vrnic_access(attr->qp_access_flags));
 	a.path_mtu = cpu_to_le32(attr->path_mtu);
 	a.dest_qpn = cpu_to_le32(attr->dest_qp_num);
 	a.rq_psn = cpu_to_le32(attr->rq_psn);

@@ -174,6 +174,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
+u32 vrnic_access(int ib_access);
 
 /* vrnic_cq.c */
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
