@@ -1112,7 +1112,11 @@ void Engine::send_frame(std::vector<std::byte>&& frame, bool local) {
 
 void Engine::deliver(std::span<const std::byte> frame) {
   roce::Packet pkt;
-  const roce::DecodeStatus st = roce::decode_frame(frame, &pkt);
+  deliver_decoded(frame, roce::decode_frame(frame, &pkt), pkt);
+}
+
+void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatus st,
+                             const roce::Packet& pkt) {
   if (st != roce::DecodeStatus::kOk) {
     ++stats_[st == roce::DecodeStatus::kBadIcrc ? VRNIC_STAT_ICRC_ERRORS : VRNIC_STAT_RX_DROPPED];
     return;
@@ -1136,11 +1140,13 @@ void Engine::deliver(std::span<const std::byte> frame) {
 }
 
 bool Engine::receive_frame(std::span<const std::byte> frame) {
+  // Decoded once: the ICRC check is the costly part.
   roce::Packet pkt;
-  if (roce::decode_frame(frame, &pkt) == roce::DecodeStatus::kNotRoce) {
+  const roce::DecodeStatus st = roce::decode_frame(frame, &pkt);
+  if (st == roce::DecodeStatus::kNotRoce) {
     return false;
   }
-  deliver(frame);
+  deliver_decoded(frame, st, pkt);
   return true;
 }
 

@@ -163,6 +163,8 @@ class Engine {
   bool resolve_path(const vrnic_av& av, uint32_t qpn, roce::Path* path) const;
   void send_frame(std::vector<std::byte>&& frame, bool local);
   void deliver(std::span<const std::byte> frame);
+  void deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatus st,
+                       const roce::Packet& pkt);
   [[nodiscard]] bool is_local(const roce::Packet& pkt) const;
   void step_qp(Qp& qp);
 
