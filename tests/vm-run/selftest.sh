@@ -12,15 +12,21 @@ ktap_plan 8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Processes, sockets and RAM files of earlier runs that should be gone.
-leftovers() {
-	pgrep -f "qemu-system-x86_64.*vmrun=$PWD/" >/dev/null && echo "qemu still running"
-	pgrep -f "$VRNIC_BUILD/userspace/vrnicd/vrnicd" >/dev/null && echo "vrnicd still running"
-	compgen -G "/dev/shm/vrnic-vm-*" >/dev/null && echo "RAM files left: $(ls /dev/shm/vrnic-vm-*)"
-	compgen -G "/tmp/vrnic-vm.*" >/dev/null && echo "socket dirs left: $(ls -d /tmp/vrnic-vm.*)"
+# Processes, sockets and RAM files of the runs above that should be gone.
+# Only what was not there before this test counts: another vm-run on the
+# same machine (a second checkout's make check) is not ours to judge.
+snapshot() {
+	pgrep -f "qemu-system-x86_64.*vmrun=$PWD/" | sed 's/^/qemu pid /'
+	pgrep -f "$VRNIC_BUILD/userspace/vrnicd/vrnicd" | sed 's/^/vrnicd pid /'
+	compgen -G "/dev/shm/vrnic-vm-*"
+	compgen -G "/tmp/vrnic-vm.*"
 	return 0
 }
+leftovers() {
+	snapshot | sort | comm -13 "$tmp/before" -
+}
 export VRNIC_BUILD=${VRNIC_BUILD:-$PWD/build}
+snapshot | sort >"$tmp/before"
 
 scripts/vm-run --timeout 300 -- sh -c 'exit 3' >"$tmp/exit.log" 2>&1
 rc=$?
