@@ -147,21 +147,26 @@ pair_sync() {
 	return 1
 }
 
-# pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
-# Run one client/server case across the guests: guest SERVER_VM runs
-# SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
-# environment, e.g. $VRNIC_PEER_IP).  The client starts once the server
-# listens (a TCP socket or an rdma_cm ID), and retries if it was refused
-# all the same.  Sets pair_role (server or client), pair_rc and
-# pair_out (a file with the output).
 # Listening TCP sockets and rdma_cm IDs.
 pair_listeners() {
 	echo $(($(ss -Hltn 2>/dev/null | wc -l) + $(rdma res show cm_id 2>/dev/null | grep -c LISTEN)))
 }
 
+# pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
+# Run one client/server case across the guests: guest SERVER_VM runs
+# SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
+# environment, e.g. $VRNIC_PEER_IP).  The client starts once the server
+# listens (a TCP socket or an rdma_cm ID).  If the client was refused all
+# the same, both sides start again: a server may listen more than once
+# (perftest -R connects twice, and its client can be rejected while the
+# server is between the two), so rerunning the client alone could pair it
+# with the wrong listener.  The client tells the server its verdict
+# (again or over) after each attempt.  Sets pair_role (server or client),
+# pair_rc and pair_out (a file with the output).
 pair_out=
 pair_run() {
-	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try
+	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag verdict
+	local dir=$VRNIC_RUN_DIR/pair tries=20
 	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
 	[[ -n $pair_out ]] || pair_out=$(mktemp)
 	pair_rc=1
@@ -174,31 +179,58 @@ pair_run() {
 		echo "peer never started $name" >"$pair_out"
 		return 1
 	fi
-	if [[ $pair_role == server ]]; then
-		local before
-		before=$(pair_listeners)
-		timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
-		local pid=$!
-		# Ready once it listens: on a TCP port (the verbs examples and
-		# perftest exchange over TCP) or an rdma_cm ID.
-		for ((try = 0; try < 300; try++)); do
-			(($(pair_listeners) > before)) && break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		pair_sync "$name.ready" "$secs" >/dev/null
-		wait "$pid"
-		pair_rc=$?
-	else
-		pair_sync "$name.ready" "$secs" >/dev/null
-		for ((try = 0; try < 40; try++)); do
+	tag=$dir/$name.$(cat "/tmp/vrnic-pair-uses/$name.start")
+	for ((try = 0; try < tries; try++)); do
+		if [[ $pair_role == server ]]; then
+			local before pid i
+			before=$(pair_listeners)
+			timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
+			pid=$!
+			# Ready once it listens: on a TCP port (the verbs examples
+			# and perftest exchange over TCP) or an rdma_cm ID.
+			for ((i = 0; i < 300; i++)); do
+				(($(pair_listeners) > before)) && break
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			pair_sync "$name.ready" "$secs" >/dev/null
+			# Until the client's verdict, or our server ends.
+			verdict=
+			for ((i = 0; i < secs * 10; i++)); do
+				[[ -e $tag.again.$try ]] && verdict=again && break
+				[[ -e $tag.over.$try ]] && verdict=over && break
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if [[ $verdict == again ]]; then
+				kill "$pid" 2>/dev/null
+				wait "$pid"
+				continue
+			fi
+			wait "$pid"
+			pair_rc=$?
+			# A server that ended by itself: the client may still ask
+			# for another attempt.
+			for ((i = 0; i < secs * 10; i++)); do
+				[[ -e $tag.again.$try || -e $tag.over.$try ]] && break
+				sleep 0.1
+			done
+			[[ -e $tag.again.$try ]] && continue
+			break
+		else
+			pair_sync "$name.ready" "$secs" >/dev/null
 			timeout -k 5 "$secs" bash -c "$ccmd" >"$pair_out" 2>&1
 			pair_rc=$?
-			((pair_rc == 0)) && break
-			grep -Eq "$refused" "$pair_out" || break
-			sleep 0.5
-		done
-	fi
+			if ((pair_rc != 0 && try + 1 < tries)) && grep -Eq "$refused" "$pair_out"; then
+				: >"$tag.again.$try"
+				echo "# $name: refused ($(grep -Eom1 "$refused" "$pair_out")); both sides start again"
+				sleep 0.5
+				continue
+			fi
+			: >"$tag.over.$try"
+			break
+		fi
+	done
 	pair_sync "$name.done" "$secs" >>"$pair_out" || true
 	return "$pair_rc"
 }
