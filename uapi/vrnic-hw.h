@@ -200,6 +200,8 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_QUERY_SRQ = 0x14,
 	VRNIC_AQ_OP_DESTROY_SRQ = 0x15,
 	VRNIC_AQ_OP_QUERY_STATS = 0x16,
+	VRNIC_AQ_OP_ATTACH_MCAST = 0x17,
+	VRNIC_AQ_OP_DETACH_MCAST = 0x18,
 	VRNIC_AQ_OP_MAX
 };
 
@@ -616,6 +618,20 @@ struct vrnic_aq_query_stats {
 	__le32 rsvd[10];
 };
 
+/*
+ * ATTACH_MCAST, DETACH_MCAST: add the UD QP qpn to the multicast group
+ * gid, or take it out.  Attaching a member again is a no-op; detaching a
+ * QP that is not a member is NOT_FOUND.  DESTROY_QP detaches a QP from
+ * every group.
+ */
+struct vrnic_aq_mcast {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 rsvd0;
+	__u8 gid[16];
+	__le32 rsvd[8];
+};
+
 #define VRNIC_AQ_CMD_SIZE	64
 
 union vrnic_aq_cmd {
@@ -643,6 +659,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_query_srq query_srq;
 	struct vrnic_aq_destroy_srq destroy_srq;
 	struct vrnic_aq_query_stats query_stats;
+	struct vrnic_aq_mcast mcast;
 	__u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 
@@ -669,6 +686,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_stats, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_mcast, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(union vrnic_aq_cmd, VRNIC_AQ_CMD_SIZE);
 
 /* Admin completion.  The last word holds cookie, status and owner bit. */

@@ -390,6 +390,16 @@ int vrnic_cmd_destroy_qp(struct vrnic_dev *dev, u32 qpn)
 	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DESTROY_QP, qpn);
 }
 
+int vrnic_cmd_mcast(struct vrnic_dev *dev, bool attach, u32 qpn, const union ib_gid *gid)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, attach ? VRNIC_AQ_OP_ATTACH_MCAST : VRNIC_AQ_OP_DETACH_MCAST, 0);
+	cmd.mcast.qpn = cpu_to_le32(qpn);
+	memcpy(cmd.mcast.gid, gid->raw, sizeof(cmd.mcast.gid));
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
 int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
 			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn)
 {

@@ -8,6 +8,7 @@
  */
 
 #include <linux/log2.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "vrnic-abi.h"
@@ -372,6 +373,29 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rdma_user_mmap_entry_remove(qp->mmap_entry);
 	vrnic_qbuf_free(dev, &qp->qb);
 	return 0;
+}
+
+/*
+ * Multicast: UD QPs only, and RoCE group GIDs only (ff00::/8, or
+ * IPv4-mapped 224.0.0.0/4).  uverbs calls these directly, so the checks
+ * ib_attach_mcast() would make are made here.
+ */
+static int vrnic_mcast(struct ib_qp *ibqp, union ib_gid *gid, bool attach)
+{
+	if (ibqp->qp_type != IB_QPT_UD ||
+	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
+		return -EINVAL;
+	return vrnic_cmd_mcast(to_vdev(ibqp->device), attach, to_vqp(ibqp)->qpn, gid);
+}
+
+int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return vrnic_mcast(ibqp, gid, true);
+}
+
+int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return vrnic_mcast(ibqp, gid, false);
 }
 
 int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -55,6 +55,8 @@ TEST(Abi, CommandFieldOffsetsMatchTheSpec) {
   EXPECT_EQ(offsetof(vrnic_aq_create_eq, vector), 0x1cU);
   EXPECT_EQ(offsetof(vrnic_aq_create_eq, log_depth), 0x20U);
   EXPECT_EQ(offsetof(vrnic_aq_destroy_eq, eqn), 0x8U);
+  EXPECT_EQ(offsetof(vrnic_aq_mcast, qpn), 0x8U);
+  EXPECT_EQ(offsetof(vrnic_aq_mcast, gid), 0x10U);
 }
 
 // The owner bit must be in the last 32-bit word, which the device writes last.

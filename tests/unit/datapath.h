@@ -31,8 +31,8 @@ class DataPath {
   static constexpr uint64_t kPage = 4096;
   static constexpr uint32_t kEqn = 1;
   // The port's GID 0, an IPv4-mapped RoCEv2 GID, and its MAC.
-  static constexpr std::array<uint8_t, 16> kGid = {0, 0, 0, 0, 0,    0,    0,  0,
-                                                   0, 0, 0, 0, 0xff, 0xff, 10, 0};
+  static constexpr std::array<uint8_t, 16> kGid = {0, 0, 0,    0,    0,  0, 0, 0,
+                                                   0, 0, 0xff, 0xff, 10, 0, 0, 1};
   static constexpr std::array<uint8_t, 6> kMac = {0x52, 0x54, 0, 1, 2, 3};
 
   struct Cq {
@@ -108,6 +108,7 @@ class DataPath {
   }
   std::byte* ram(uint64_t gpa) { return ram_.data() + gpa; }
   vrnicd::Device& dev() { return dev_; }
+  vrnicd::DeviceConfig& cfg() { return cfg_; }
   FakeDriver& drv() { return drv_; }
 
   // A page list for npages contiguous pages from gpa.
@@ -197,6 +198,20 @@ class DataPath {
     c.modify_qp.attr_mask = mask;
     c.modify_qp.attr.addr = at;
     c.modify_qp.attr.len = sizeof(a);
+    return drv_.exec_status(c);
+  }
+
+  // ATTACH_MCAST or DETACH_MCAST.
+  int mcast(uint16_t op, uint32_t qpn, const std::array<uint8_t, 16>& gid) {
+    auto c = make_cmd(op);
+    c.mcast.qpn = qpn;
+    std::memcpy(c.mcast.gid, gid.data(), gid.size());
+    return drv_.exec_status(c);
+  }
+
+  int destroy_qp(uint32_t qpn) {
+    auto c = make_cmd(VRNIC_AQ_OP_DESTROY_QP);
+    c.destroy_qp.qpn = qpn;
     return drv_.exec_status(c);
   }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 namespace {
@@ -317,6 +318,108 @@ TEST_F(DataPathTest, GsiQpIsQpOneWithItsQkey) {
   EXPECT_EQ(recv.wr_id, 10U);
   EXPECT_EQ(recv.src_qp, VRNIC_GSI_QPN);
   EXPECT_EQ(recv.byte_len, 256U + 40U);  // behind the GRH
+}
+
+// ::ffff:239.1.2.3, the GID rdma_cm gives an IPv4 group on RoCEv2.
+constexpr std::array<uint8_t, 16> kGroup = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 1, 2, 3};
+
+vrnic_av group_av() {
+  vrnic_av av = DataPath::loopback_av();
+  std::memcpy(av.dgid, kGroup.data(), kGroup.size());
+  const std::array<uint8_t, 6> mac = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};
+  std::memcpy(av.dmac, mac.data(), mac.size());
+  return av;
+}
+
+// A datagram to a group reaches every attached UD QP on the port (the
+// sender's port loops it back), and only QPN 0xFFFFFF addresses a group.
+TEST_F(DataPathTest, MulticastReachesEveryMember) {
+  std::array<DataPath::Qp, 3> q;  // sender, two members
+  for (auto& x : q) {
+    x.type = VRNIC_QPT_UD;
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &x), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(x, 0), VRNIC_AQ_STATUS_OK);
+  }
+  ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[1].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[2].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[2].qpn, kGroup), VRNIC_AQ_STATUS_OK);  // again
+  const vrnic_av av = group_av();
+  // Each round's completions, by QPN.
+  std::map<uint32_t, std::vector<vrnic_cqe>> done;
+  auto send = [&](uint32_t dqpn, uint64_t wr_id) {
+    for (int m = 1; m <= 2; ++m) {
+      const vrnic_sge rsge{buf_b_ + m * 4096U, 4096, key_b_};
+      dp_.post_recv(q[m], 100 + m, std::span(&rsge, 1));
+    }
+    auto h = sqe(VRNIC_WQE_SEND, wr_id);
+    h.remote_qpn = dqpn;
+    h.remote_qkey = 0x1234;
+    const vrnic_sge ssge{buf_a_, 200, key_a_};
+    dp_.post_send(q[0], h, std::span(&ssge, 1), &av);
+    dp_.run();
+    done.clear();
+    while (auto e = dp_.poll(cq_)) {
+      done[e->qpn].push_back(*e);
+    }
+  };
+  send(vrnicd::roce::kMulticastQpn, 1);
+  ASSERT_EQ(done[q[0].qpn].size(), 1U);
+  EXPECT_EQ(status_of(done[q[0].qpn][0]), VRNIC_CQE_SUCCESS);
+  for (int m = 1; m <= 2; ++m) {
+    const auto& got = done[q[m].qpn];
+    ASSERT_EQ(got.size(), 1U) << "member " << m;
+    EXPECT_EQ(status_of(got[0]), VRNIC_CQE_SUCCESS);
+    EXPECT_EQ(got[0].wr_id, 100U + m);
+    EXPECT_EQ(got[0].src_qp, q[0].qpn);
+    EXPECT_EQ(got[0].byte_len, 200U + 40U);
+    EXPECT_EQ(std::memcmp(dp_.ram(buf_b_ + m * 4096U + 40), dp_.ram(buf_a_), 200), 0);
+  }
+  // To a member's own QPN, not 0xFFFFFF: no group delivery.
+  const uint64_t dropped = dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED);
+  send(q[1].qpn, 2);
+  EXPECT_TRUE(done[q[1].qpn].empty());
+  EXPECT_TRUE(done[q[2].qpn].empty());
+  EXPECT_GT(dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED), dropped);
+  // Detached: member 1 hears nothing more; member 2 takes the next one
+  // (its receive from the last round is still posted).
+  ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_DETACH_MCAST, q[1].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  send(vrnicd::roce::kMulticastQpn, 3);
+  EXPECT_TRUE(done[q[1].qpn].empty());
+  EXPECT_EQ(done[q[2].qpn].size(), 1U);
+}
+
+TEST_F(DataPathTest, MulticastAttachRules) {
+  dp_.cfg().limits.max_mcast_grp = 2;
+  dp_.cfg().limits.max_mcast_qp_attach = 2;
+  std::array<DataPath::Qp, 3> ud;
+  for (auto& x : ud) {
+    x.type = VRNIC_QPT_UD;
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &x), VRNIC_AQ_STATUS_OK);
+  }
+  DataPath::Qp rc;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &rc), VRNIC_AQ_STATUS_OK);
+  const uint16_t attach = VRNIC_AQ_OP_ATTACH_MCAST;
+  const uint16_t detach = VRNIC_AQ_OP_DETACH_MCAST;
+  EXPECT_EQ(dp_.mcast(attach, rc.qpn, kGroup), VRNIC_AQ_STATUS_BAD_PARAM);             // UD only
+  EXPECT_EQ(dp_.mcast(attach, ud[0].qpn, DataPath::kGid), VRNIC_AQ_STATUS_BAD_PARAM);  // unicast
+  EXPECT_EQ(dp_.mcast(attach, 999, kGroup), VRNIC_AQ_STATUS_NOT_FOUND);
+  EXPECT_EQ(dp_.mcast(detach, ud[0].qpn, kGroup), VRNIC_AQ_STATUS_NOT_FOUND);  // not a member
+  std::array<uint8_t, 16> v6 = {0xff, 0x0e};                                   // ff0e::1
+  v6[15] = 1;
+  std::array<uint8_t, 16> v6b = v6;
+  v6b[15] = 2;
+  EXPECT_EQ(dp_.mcast(attach, ud[0].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(attach, ud[1].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(attach, ud[2].qpn, kGroup), VRNIC_AQ_STATUS_NO_RESOURCES);  // group full
+  EXPECT_EQ(dp_.mcast(attach, ud[0].qpn, v6), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(attach, ud[0].qpn, v6b), VRNIC_AQ_STATUS_NO_RESOURCES);  // table full
+  // Destroying a QP detaches it everywhere: v6 is empty, so gone, and
+  // there is room for another group.
+  ASSERT_EQ(dp_.destroy_qp(ud[0].qpn), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(attach, ud[2].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(attach, ud[1].qpn, v6b), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(detach, ud[1].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.mcast(detach, ud[1].qpn, kGroup), VRNIC_AQ_STATUS_NOT_FOUND);
 }
 
 // The transitions the device accepts are those of the IB spec (and of

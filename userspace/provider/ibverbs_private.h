@@ -286,6 +286,8 @@ int ibv_cmd_destroy_qp(ibv_qp* qp);
 int ibv_cmd_create_ah(ibv_pd* pd, ibv_ah* ah, ibv_ah_attr* attr, ib_uverbs_create_ah_resp* resp,
                       size_t resp_size);
 int ibv_cmd_destroy_ah(ibv_ah* ah);
+int ibv_cmd_attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid);
+int ibv_cmd_detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid);
 
 }  // extern "C"
 

@@ -148,6 +148,15 @@ int destroy_ah(ibv_ah* ibah) noexcept {
   return err;
 }
 
+// The device keeps the group table; the kernel checks the QP and GID.
+int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept {
+  return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+int detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept {
+  return ibv_cmd_detach_mcast(qp, gid, lid);
+}
+
 void explain_once(const char* msg) noexcept {
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) {

@@ -123,6 +123,7 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
 
 const verbs_context_ops kContextOps = {
     .alloc_pd = alloc_pd,
+    .attach_mcast = attach_mcast,
     .create_ah = create_ah,
     .create_cq = create_cq,
     .create_cq_ex = create_cq_ex,
@@ -135,6 +136,7 @@ const verbs_context_ops kContextOps = {
     .destroy_cq = destroy_cq,
     .destroy_qp = destroy_qp,
     .destroy_srq = destroy_srq,
+    .detach_mcast = detach_mcast,
     .free_context = free_context,
     .modify_qp = modify_qp,
     .modify_srq = modify_srq,

@@ -166,6 +166,8 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int acces
 int dereg_mr(verbs_mr* vmr) noexcept;
 ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept;
 int destroy_ah(ibv_ah* ah) noexcept;
+int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
+int detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
 
 // cq.cc
 ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) noexcept;

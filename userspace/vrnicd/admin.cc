@@ -56,6 +56,10 @@ const char* aq_opcode_name(uint32_t opcode) noexcept {
       return "DESTROY_SRQ";
     case VRNIC_AQ_OP_QUERY_STATS:
       return "QUERY_STATS";
+    case VRNIC_AQ_OP_ATTACH_MCAST:
+      return "ATTACH_MCAST";
+    case VRNIC_AQ_OP_DETACH_MCAST:
+      return "DETACH_MCAST";
     default:
       return "UNKNOWN";
   }

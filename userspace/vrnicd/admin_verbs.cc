@@ -154,4 +154,22 @@ AqResult Device::cmd_query_stats(const vrnic_aq_cmd& cmd) {
   return write_resp(cmd.query_stats.resp, &st, sizeof(st));
 }
 
+AqResult Device::cmd_attach_mcast(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  roce::Gid gid{};
+  std::copy(std::begin(cmd.mcast.gid), std::end(cmd.mcast.gid), gid.begin());
+  return status(engine_.attach_mcast(vrnic::le32(cmd.mcast.qpn), gid));
+}
+
+AqResult Device::cmd_detach_mcast(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  roce::Gid gid{};
+  std::copy(std::begin(cmd.mcast.gid), std::end(cmd.mcast.gid), gid.begin());
+  return status(engine_.detach_mcast(vrnic::le32(cmd.mcast.qpn), gid));
+}
+
 }  // namespace vrnicd

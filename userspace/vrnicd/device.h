@@ -124,6 +124,8 @@ class Device final : public EngineHost {
   AqResult cmd_query_srq(const vrnic_aq_cmd& cmd);
   AqResult cmd_destroy_srq(const vrnic_aq_cmd& cmd);
   AqResult cmd_query_stats(const vrnic_aq_cmd& cmd);
+  AqResult cmd_attach_mcast(const vrnic_aq_cmd& cmd);
+  AqResult cmd_detach_mcast(const vrnic_aq_cmd& cmd);
   AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
 
   const DeviceConfig& cfg_;

@@ -408,6 +408,10 @@ bool Qp::transmit(const roce::Packet& pkt, size_t payload_len,
   roce::seal_frame(frame, lay);
   eng.count(VRNIC_STAT_TX_PACKETS);
   eng.count(VRNIC_STAT_TX_BYTES, frame.size());
+  if (roce::gid_is_multicast(pkt.path.dgid) && eng.find_group(pkt.path.dgid) != nullptr) {
+    // Members on this port get a copy too (multicast loopback).
+    eng.loopback_.push_back(frame);
+  }
   eng.send_frame(std::move(frame), eng.is_local(pkt));
   return true;
 }
@@ -1005,9 +1009,57 @@ uint8_t Engine::destroy_qp(uint32_t qpn) {
   if (qp->srq != nullptr) {
     --qp->srq->refs;
   }
+  for (McastGroup& g : mcast_) {
+    std::erase(g.qpns, qpn);
+  }
+  std::erase_if(mcast_, [](const McastGroup& g) { return g.qpns.empty(); });
   qps_[qpn].reset();
   --stats_[VRNIC_STAT_QPS];
   return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t Engine::attach_mcast(uint32_t qpn, const roce::Gid& gid) {
+  const Qp* qp = find_qp(qpn);
+  if (qp == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (qp->type != roce::QpType::kUd || qp->tp.config().gsi || !roce::gid_is_multicast(gid)) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  auto it =
+      std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
+  if (it == mcast_.end()) {
+    if (mcast_.size() >= cfg_.limits.max_mcast_grp) {
+      return VRNIC_AQ_STATUS_NO_RESOURCES;
+    }
+    it = mcast_.insert(mcast_.end(), McastGroup{gid, {}});
+  }
+  if (std::find(it->qpns.begin(), it->qpns.end(), qpn) != it->qpns.end()) {
+    return VRNIC_AQ_STATUS_OK;
+  }
+  if (it->qpns.size() >= cfg_.limits.max_mcast_qp_attach) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  it->qpns.push_back(qpn);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t Engine::detach_mcast(uint32_t qpn, const roce::Gid& gid) {
+  auto it =
+      std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
+  if (find_qp(qpn) == nullptr || it == mcast_.end() || std::erase(it->qpns, qpn) == 0) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (it->qpns.empty()) {
+    mcast_.erase(it);
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
+const Engine::McastGroup* Engine::find_group(const roce::Gid& gid) const {
+  auto it =
+      std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
+  return it == mcast_.end() ? nullptr : &*it;
 }
 
 uint8_t Engine::create_srq(const vrnic_aq_create_srq& c, uint32_t* srqn) {
@@ -1123,6 +1175,10 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
   }
   ++stats_[VRNIC_STAT_RX_PACKETS];
   stats_[VRNIC_STAT_RX_BYTES] += frame.size();
+  if (roce::gid_is_multicast(pkt.path.dgid)) {
+    deliver_multicast(pkt);
+    return;
+  }
   if (!is_local(pkt)) {
     ++stats_[VRNIC_STAT_RX_DROPPED];
     return;
@@ -1136,6 +1192,26 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
   qp->publish_sq_ci();
   if (qp->fatal) {
     step_qp(*qp);
+  }
+}
+
+// A multicast datagram: a copy to every UD QP attached to the group.  Only
+// QPN 0xFFFFFF addresses a group (IBA 10.5.2.1).
+void Engine::deliver_multicast(const roce::Packet& pkt) {
+  const McastGroup* g = find_group(pkt.path.dgid);
+  if (g == nullptr || pkt.bth.dest_qp != roce::kMulticastQpn ||
+      roce::transport_of(pkt.bth.opcode) != roce::Transport::kUd) {
+    ++stats_[VRNIC_STAT_RX_DROPPED];
+    return;
+  }
+  for (const uint32_t qpn : g->qpns) {
+    Qp* qp = find_qp(qpn);
+    if (qp != nullptr) {
+      qp->tp.receive(pkt);
+      if (qp->fatal) {
+        step_qp(*qp);
+      }
+    }
   }
 }
 

@@ -132,6 +132,8 @@ class Engine {
   uint8_t modify_srq(uint32_t srqn, bool set_limit, uint32_t limit);
   uint8_t query_srq(uint32_t srqn, uint32_t* limit);
   uint8_t destroy_srq(uint32_t srqn);
+  uint8_t attach_mcast(uint32_t qpn, const roce::Gid& gid);
+  uint8_t detach_mcast(uint32_t qpn, const roce::Gid& gid);
   void fill_stats(vrnic_stats* s) const;
   [[nodiscard]] bool eq_in_use(uint32_t eqn) const;
 
@@ -166,7 +168,15 @@ class Engine {
   void deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatus st,
                        const roce::Packet& pkt);
   [[nodiscard]] bool is_local(const roce::Packet& pkt) const;
+  void deliver_multicast(const roce::Packet& pkt);
   void step_qp(Qp& qp);
+
+  // A multicast group and the local UD QPs attached to it.
+  struct McastGroup {
+    roce::Gid gid{};
+    std::vector<uint32_t> qpns;
+  };
+  [[nodiscard]] const McastGroup* find_group(const roce::Gid& gid) const;
 
   const DeviceConfig& cfg_;
   const GuestMemory& mem_;
@@ -177,6 +187,7 @@ class Engine {
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
   std::vector<std::unique_ptr<Srq>> srqs_;
+  std::vector<McastGroup> mcast_;
   uint32_t next_qpn_ = 2;
   std::deque<std::vector<std::byte>> loopback_;
   std::vector<std::vector<std::byte>> free_frames_;

@@ -172,6 +172,13 @@ bool gid_is_ipv4_mapped(const Gid& gid) noexcept {
   return std::equal(kPrefix.begin(), kPrefix.end(), gid.begin());
 }
 
+bool gid_is_multicast(const Gid& gid) noexcept {
+  if (gid_is_ipv4_mapped(gid)) {
+    return (gid[12] & 0xf0) == 0xe0;
+  }
+  return gid[0] == 0xff;
+}
+
 // ICRC (IBA annex A17): CRC-32 over 64 bits of ones (the masked LRH), the
 // IP and UDP headers and the BTH with their variant fields masked to ones,
 // then everything after the BTH up to the ICRC.

@@ -38,6 +38,7 @@ constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
 constexpr uint16_t kEtherTypeVlan = 0x8100;
 constexpr uint32_t kPsnMask = 0xffffff;
 constexpr uint32_t kQpnMask = 0xffffff;
+constexpr uint32_t kMulticastQpn = 0xffffff;  // the DQPN of a multicast datagram
 constexpr uint16_t kDefaultPkey = 0xffff;
 constexpr uint16_t kNoVlan = 0xffff;
 // A UD receive buffer starts with 40 bytes of GRH (for IPv4: the IPv4
@@ -182,6 +183,9 @@ struct Path {
 };
 
 bool gid_is_ipv4_mapped(const Gid& gid) noexcept;
+// An IPv6 multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4),
+// as RoCEv2 multicast GIDs are.
+bool gid_is_multicast(const Gid& gid) noexcept;
 
 // A RoCEv2 packet: addressing, BTH and whichever extended headers the
 // opcode calls for.  payload is a view (into the frame, when decoded).
