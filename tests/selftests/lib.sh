@@ -162,7 +162,9 @@ pair_listeners() {
 # server is between the two), so rerunning the client alone could pair it
 # with the wrong listener.  The client tells the server its verdict
 # (again or over) after each attempt.  Sets pair_role (server or client),
-# pair_rc and pair_out (a file with the output).
+# pair_rc and pair_out (a file with the output).  A server that never
+# listens (mckey joins a group) is ready once its output matches the
+# regular expression in pair_ready, if that is set.
 pair_out=
 pair_run() {
 	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag verdict
@@ -190,6 +192,7 @@ pair_run() {
 			# and perftest exchange over TCP) or an rdma_cm ID.
 			for ((i = 0; i < 300; i++)); do
 				(($(pair_listeners) > before)) && break
+				[[ -n ${pair_ready:-} ]] && grep -Eq "$pair_ready" "$pair_out" && break
 				kill -0 "$pid" 2>/dev/null || break
 				sleep 0.1
 			done

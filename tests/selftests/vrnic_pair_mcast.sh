@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# UD multicast between the two guests: mckey joins an IPv4 group through
+# rdma_cm (the QP is attached with ibv_attach_mcast), one side sends 20
+# datagrams to the group (QPN 0xFFFFFF) and the other must receive all
+# of them.  Each guest takes a turn as the receiver.
+# shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set), pair_ready (read) by pair_run
+source "$(dirname "$0")/lib.sh"
+require_pair
+
+count=20
+ktap_plan 2
+# The receiver is ready once it has joined (mckey prints it; line
+# buffered so that it shows while mckey runs).  The sender waits 3 s
+# after its own join before sending.
+pair_ready="mckey: joined dgid"
+for receiver in 0 1; do
+	group=239.1.2.$((10 + receiver))
+	pair_run "mcast-$receiver" "$receiver" 90 \
+		"stdbuf -oL mckey -m $group -b \$VRNIC_IP -C $count" \
+		"mckey -m $group -b \$VRNIC_IP -s -C $count"
+	rc=$?
+	if [[ $pair_role == server ]]; then
+		[[ $rc == 0 ]] && grep -q "data transfers complete" "$pair_out" &&
+			grep -q "joined dgid: ::ffff:$group" "$pair_out"
+		ktap_check "mckey -C $count to $group: vm$receiver received every datagram" $? \
+			"exit $rc: $(tail -n 6 "$pair_out")"
+	else
+		[[ $rc == 0 ]] && grep -q "test complete" "$pair_out"
+		ktap_check "mckey -s -C $count to $group: vm$VRNIC_VM sent" $? "exit $rc: $(tail -n 6 "$pair_out")"
+	fi
+done
+pair_ready=
+ktap_finish
