@@ -43,6 +43,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "pair_util.h"
+
 #define WC_TIMEOUT_MS	60000
 #define SEND_DEPTH	64
 #define ATOMICS		16
@@ -90,55 +92,7 @@ static struct {
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* [0, size): the peer's target; [size, 2 size): staging */
 	struct conn_info peer;
-	int sock;
 } R;
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "vrnic_xfer: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* The byte at offset i of round r's data for operation op. */
-static uint8_t pattern(uint32_t round, uint32_t op, uint64_t i)
-{
-	uint64_t x = (i >> 3) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)round << 32 | op);
-
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 32;
-	return (uint8_t)(x >> ((i & 7) * 8));
-}
-
-static void fill(uint8_t *p, uint64_t len, uint32_t round, uint32_t op)
-{
-	for (uint64_t i = 0; i < len; i++)
-		p[i] = pattern(round, op, i);
-}
-
-/* Offset of the first wrong byte, or -1. */
-static int64_t verify(const uint8_t *p, uint64_t len, uint32_t round, uint32_t op)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i] != pattern(round, op, i))
-			return (int64_t)i;
-	return -1;
-}
 
 static uint64_t parse_size(const char *s)
 {
@@ -153,57 +107,6 @@ static uint64_t parse_size(const char *s)
 	if (*end || !v)
 		die("bad size '%s'", s);
 	return v;
-}
-
-static void xwrite(const void *p, size_t n)
-{
-	if (write(R.sock, p, n) != (ssize_t)n)
-		die("control connection: write: %s", strerror(errno));
-}
-
-static void xread(void *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = read(R.sock, (char *)p + got, n - got);
-
-		if (r <= 0)
-			die("control connection: %s", r ? strerror(errno) : "closed by the peer");
-		got += (size_t)r;
-	}
-}
-
-static void tcp_connect(void)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *ai;
-	char port[16];
-	int one = 1;
-
-	snprintf(port, sizeof(port), "%d", O.port);
-	if (O.server) {
-		if (getaddrinfo(O.server, port, &hints, &ai))
-			die("cannot resolve %s", O.server);
-		R.sock = socket(AF_INET, SOCK_STREAM, 0);
-		if (R.sock < 0 || connect(R.sock, ai->ai_addr, ai->ai_addrlen))
-			die("Couldn't connect to %s:%d: %s", O.server, O.port, strerror(errno));
-		freeaddrinfo(ai);
-	} else {
-		struct sockaddr_in sa = {
-			.sin_family = AF_INET, .sin_port = htons((uint16_t)O.port),
-		};
-		int ls = socket(AF_INET, SOCK_STREAM, 0);
-
-		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
-			die("listen on port %d: %s", O.port, strerror(errno));
-		R.sock = accept(ls, NULL, NULL);
-		if (R.sock < 0)
-			die("accept: %s", strerror(errno));
-		close(ls);
-	}
-	setsockopt(R.sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static void setup(void)
@@ -553,7 +456,7 @@ static void server(void)
 static void wait_for_client(void)
 {
 	struct pollfd pfd[2] = {
-		{ .fd = R.sock, .events = POLLIN },
+		{ .fd = pu_sock, .events = POLLIN },
 		{ .fd = R.ctx->async_fd, .events = POLLIN },
 	};
 	struct ibv_async_event ev;
@@ -563,7 +466,7 @@ static void wait_for_client(void)
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
 		if (pfd[0].revents) {
-			if (read(R.sock, &c, 1) <= 0)
+			if (read(pu_sock, &c, 1) <= 0)
 				return;
 		}
 		if (pfd[1].revents && !ibv_get_async_event(R.ctx, &ev)) {
@@ -583,6 +486,7 @@ int main(int argc, char **argv)
 {
 	int opt;
 
+	pu_prog = "vrnic_xfer";
 	while ((opt = getopt(argc, argv, "d:g:p:b:s:m:t:r:w")) != -1) {
 		switch (opt) {
 		case 'd': O.dev = optarg; break;
@@ -608,7 +512,7 @@ int main(int argc, char **argv)
 	    (O.size + O.msg - 1) / O.msg > SEND_DEPTH)
 		die("bad sizes: -s must be a multiple of 8 and at most %d messages of -m",
 		    SEND_DEPTH);
-	tcp_connect();
+	tcp_connect(O.server, O.port);
 	setup();
 	connect_qp();
 	if (O.server)
