@@ -202,6 +202,10 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_QUERY_STATS = 0x16,
 	VRNIC_AQ_OP_ATTACH_MCAST = 0x17,
 	VRNIC_AQ_OP_DETACH_MCAST = 0x18,
+	VRNIC_AQ_OP_ALLOC_COUNTER = 0x19,
+	VRNIC_AQ_OP_DEALLOC_COUNTER = 0x1a,
+	VRNIC_AQ_OP_SET_QP_COUNTER = 0x1b,
+	VRNIC_AQ_OP_QUERY_COUNTER = 0x1c,
 	VRNIC_AQ_OP_MAX
 };
 
@@ -632,6 +636,21 @@ struct vrnic_aq_mcast {
 	__le32 rsvd[8];
 };
 
+/*
+ * Counter sets: per-QP counters.  ALLOC_COUNTER's result is a set id
+ * (1 .. max_counter_sets); SET_QP_COUNTER makes QP qpn count into set id
+ * (0: into none) from then on; QUERY_COUNTER writes the set as struct
+ * vrnic_stats (the per-QP entries of enum vrnic_stat; the rest are 0);
+ * DEALLOC_COUNTER frees a set no QP counts into (else BUSY).
+ */
+struct vrnic_aq_counter {
+	struct vrnic_aq_hdr hdr;
+	__le32 id;
+	__le32 qpn;
+	struct vrnic_aq_resp_buf resp;	/* QUERY_COUNTER */
+	__le32 rsvd[8];
+};
+
 #define VRNIC_AQ_CMD_SIZE	64
 
 union vrnic_aq_cmd {
@@ -660,6 +679,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_destroy_srq destroy_srq;
 	struct vrnic_aq_query_stats query_stats;
 	struct vrnic_aq_mcast mcast;
+	struct vrnic_aq_counter counter;
 	__u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 
@@ -687,6 +707,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_query_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_stats, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_mcast, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_counter, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(union vrnic_aq_cmd, VRNIC_AQ_CMD_SIZE);
 
 /* Admin completion.  The last word holds cookie, status and owner bit. */
@@ -747,7 +768,8 @@ struct vrnic_device_attr {
 	__le32 num_ports;
 	__u8 mac[6];		/* permanent MAC of port 1 */
 	__u8 rsvd0[2];
-	__le32 rsvd[25];
+	__le32 max_counter_sets;	/* per-QP counter sets (ALLOC_COUNTER) */
+	__le32 rsvd[24];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_device_attr, 256);
@@ -993,7 +1015,11 @@ VRNIC_ASSERT_SIZE(struct vrnic_cqe, 32);
 /* Bytes of GRH a UD receive buffer starts with. */
 #define VRNIC_GRH_SIZE			40
 
-/* Device counters, for QUERY_STATS. */
+/*
+ * Device counters, for QUERY_STATS.  A counter set (QUERY_COUNTER) has the
+ * per-QP ones: TX and RX packets and bytes, retransmits, NAKs, duplicates
+ * and WQEs, counted for the QPs that count into it.
+ */
 enum vrnic_stat {
 	VRNIC_STAT_TX_PACKETS,
 	VRNIC_STAT_TX_BYTES,

@@ -314,6 +314,8 @@ int vrnic_cmd_modify_qp(struct vrnic_dev *dev, u32 qpn, u32 mask,
 int vrnic_cmd_query_qp(struct vrnic_dev *dev, u32 qpn, struct vrnic_qp_attr *attr);
 int vrnic_cmd_destroy_qp(struct vrnic_dev *dev, u32 qpn);
 int vrnic_cmd_mcast(struct vrnic_dev *dev, bool attach, u32 qpn, const union ib_gid *gid);
+int vrnic_cmd_counter(struct vrnic_dev *dev, u16 opcode, u32 *id, u32 qpn);
+int vrnic_cmd_query_counter(struct vrnic_dev *dev, u32 id, struct vrnic_stats *stats);
 int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
 			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn);
 int vrnic_cmd_modify_srq(struct vrnic_dev *dev, u32 srqn, u32 limit);

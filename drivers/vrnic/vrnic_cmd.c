@@ -400,6 +400,31 @@ int vrnic_cmd_mcast(struct vrnic_dev *dev, bool attach, u32 qpn, const union ib_
 	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
 }
 
+/* ALLOC_COUNTER (*id out), DEALLOC_COUNTER, SET_QP_COUNTER. */
+int vrnic_cmd_counter(struct vrnic_dev *dev, u16 opcode, u32 *id, u32 qpn)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, opcode, 0);
+	cmd.counter.id = cpu_to_le32(*id);
+	cmd.counter.qpn = cpu_to_le32(qpn);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err && opcode == VRNIC_AQ_OP_ALLOC_COUNTER)
+		*id = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_query_counter(struct vrnic_dev *dev, u32 id, struct vrnic_stats *stats)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_COUNTER, 0);
+	cmd.counter.id = cpu_to_le32(id);
+	return vrnic_cmd_with_resp(dev, &cmd, &cmd.counter.resp, stats, sizeof(*stats));
+}
+
 int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
 			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn)
 {

@@ -450,6 +450,96 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	return err ? err : VRNIC_STAT_MAX;
 }
 
+/*
+ * Per-QP counters ("rdma statistic qp"): an rdma_counter is a device
+ * counter set, allocated when its first QP is bound; the QPs bound to it
+ * count into it from then on.
+ */
+static const u8 vrnic_qp_stat_index[] = {
+	VRNIC_STAT_TX_PACKETS, VRNIC_STAT_TX_BYTES, VRNIC_STAT_RX_PACKETS,
+	VRNIC_STAT_RX_BYTES, VRNIC_STAT_RETRANSMITS, VRNIC_STAT_RNR_NAKS_SENT,
+	VRNIC_STAT_RNR_NAKS_RCVD, VRNIC_STAT_SEQ_NAKS_SENT, VRNIC_STAT_SEQ_NAKS_RCVD,
+	VRNIC_STAT_DUPLICATES, VRNIC_STAT_WQES,
+};
+
+static const struct rdma_stat_desc vrnic_qp_stat_descs[] = {
+	{ .name = "tx_packets" }, { .name = "tx_bytes" }, { .name = "rx_packets" },
+	{ .name = "rx_bytes" }, { .name = "retransmits" }, { .name = "rnr_naks_sent" },
+	{ .name = "rnr_naks_received" }, { .name = "seq_naks_sent" },
+	{ .name = "seq_naks_received" }, { .name = "duplicates" }, { .name = "send_wqes" },
+};
+
+struct rdma_hw_stats *vrnic_counter_alloc_stats(struct rdma_counter *counter)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(vrnic_qp_stat_descs) != ARRAY_SIZE(vrnic_qp_stat_index));
+	return rdma_alloc_hw_stats_struct(vrnic_qp_stat_descs, ARRAY_SIZE(vrnic_qp_stat_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int vrnic_counter_update_stats(struct rdma_counter *counter)
+{
+	struct vrnic_stats *s;
+	int err, i;
+
+	if (!counter->id)
+		return 0;	/* no QP was ever bound */
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	err = vrnic_cmd_query_counter(to_vdev(counter->device), counter->id, s);
+	for (i = 0; !err && i < ARRAY_SIZE(vrnic_qp_stat_index); i++)
+		counter->stats->value[i] = le64_to_cpu(s->counter[vrnic_qp_stat_index[i]]);
+	kfree(s);
+	return err;
+}
+
+int vrnic_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *qp)
+{
+	struct vrnic_dev *dev = to_vdev(qp->device);
+	u32 id = counter->id;
+	int err;
+
+	if (!id) {
+		err = vrnic_cmd_counter(dev, VRNIC_AQ_OP_ALLOC_COUNTER, &id, 0);
+		if (err)
+			return err;
+	}
+	err = vrnic_cmd_counter(dev, VRNIC_AQ_OP_SET_QP_COUNTER, &id, to_vqp(qp)->qpn);
+	if (err) {
+		if (!counter->id)
+			vrnic_cmd_counter(dev, VRNIC_AQ_OP_DEALLOC_COUNTER, &id, 0);
+		return err;
+	}
+	counter->id = id;
+	qp->counter = counter;	/* the driver's to set, as in mlx5 */
+	return 0;
+}
+
+int vrnic_counter_unbind_qp(struct ib_qp *qp)
+{
+	struct vrnic_dev *dev = to_vdev(qp->device);
+	u32 none = 0;
+	int err;
+
+	err = vrnic_cmd_counter(dev, VRNIC_AQ_OP_SET_QP_COUNTER, &none, to_vqp(qp)->qpn);
+	if (err && !vrnic_dead(dev))
+		return err;
+	qp->counter = NULL;
+	return 0;
+}
+
+int vrnic_counter_dealloc(struct rdma_counter *counter)
+{
+	struct vrnic_dev *dev = to_vdev(counter->device);
+	u32 id = counter->id;
+	int err;
+
+	if (!id)
+		return 0;
+	err = vrnic_cmd_counter(dev, VRNIC_AQ_OP_DEALLOC_COUNTER, &id, 0);
+	return err && !vrnic_dead(dev) ? err : 0;
+}
+
 static ssize_t hca_type_show(struct device *device,
 			     struct device_attribute *attr, char *buf)
 {

@@ -198,6 +198,11 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct rdma_hw_stats *vrnic_counter_alloc_stats(struct rdma_counter *counter);
+int vrnic_counter_update_stats(struct rdma_counter *counter);
+int vrnic_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *qp);
+int vrnic_counter_unbind_qp(struct ib_qp *qp);
+int vrnic_counter_dealloc(struct rdma_counter *counter);
 int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -57,6 +57,9 @@ TEST(Abi, CommandFieldOffsetsMatchTheSpec) {
   EXPECT_EQ(offsetof(vrnic_aq_destroy_eq, eqn), 0x8U);
   EXPECT_EQ(offsetof(vrnic_aq_mcast, qpn), 0x8U);
   EXPECT_EQ(offsetof(vrnic_aq_mcast, gid), 0x10U);
+  EXPECT_EQ(offsetof(vrnic_aq_counter, id), 0x8U);
+  EXPECT_EQ(offsetof(vrnic_aq_counter, qpn), 0xcU);
+  EXPECT_EQ(offsetof(vrnic_aq_counter, resp), 0x10U);
 }
 
 // The owner bit must be in the last 32-bit word, which the device writes last.

@@ -209,6 +209,27 @@ class DataPath {
     return drv_.exec_status(c);
   }
 
+  // A counter-set command on set id (and QP qpn); ALLOC_COUNTER's new id
+  // goes to *new_id, QUERY_COUNTER's set to *out.
+  int counter(uint16_t op, uint32_t id, uint32_t qpn = 0, vrnic_stats* out = nullptr,
+              uint32_t* new_id = nullptr) {
+    const uint64_t at = scratch();
+    auto c = make_cmd(op);
+    c.counter.id = id;
+    c.counter.qpn = qpn;
+    c.counter.resp.addr = at;
+    c.counter.resp.len = sizeof(vrnic_stats);
+    uint32_t result = 0;
+    const int st = exec_result(c, &result);
+    if (new_id != nullptr) {
+      *new_id = result;
+    }
+    if (out != nullptr && st == VRNIC_AQ_STATUS_OK) {
+      std::memcpy(out, ram(at), sizeof(*out));
+    }
+    return st;
+  }
+
   int destroy_qp(uint32_t qpn) {
     auto c = make_cmd(VRNIC_AQ_OP_DESTROY_QP);
     c.destroy_qp.qpn = qpn;

@@ -422,6 +422,54 @@ TEST_F(DataPathTest, MulticastAttachRules) {
   EXPECT_EQ(dp_.mcast(detach, ud[1].qpn, kGroup), VRNIC_AQ_STATUS_NOT_FOUND);
 }
 
+// Counter sets count for the QPs bound to them, from the binding on, as
+// well as the port's counters.
+TEST_F(DataPathTest, CounterSetsCountPerQp) {
+  pair();
+  uint32_t s1 = 0;
+  uint32_t s2 = 0;
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_ALLOC_COUNTER, 0, 0, nullptr, &s1), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_ALLOC_COUNTER, 0, 0, nullptr, &s2), VRNIC_AQ_STATUS_OK);
+  EXPECT_NE(s1, 0U);
+  EXPECT_NE(s1, s2);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_SET_QP_COUNTER, s1, a_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_SET_QP_COUNTER, s2, b_.qpn), VRNIC_AQ_STATUS_OK);
+  const uint64_t port_tx = dp_.dev().engine().stat(VRNIC_STAT_TX_PACKETS);
+  // 3000 bytes: three 1024-byte packets from a, an ACK from b.
+  ASSERT_EQ(write({buf_a_, 3000, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS);
+  vrnic_stats sa{};
+  vrnic_stats sb{};
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_QUERY_COUNTER, s1, 0, &sa), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_QUERY_COUNTER, s2, 0, &sb), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(sa.counter[VRNIC_STAT_WQES], 1U);
+  EXPECT_EQ(sa.counter[VRNIC_STAT_TX_PACKETS], 3U);
+  EXPECT_GT(sa.counter[VRNIC_STAT_TX_BYTES], 3000U);
+  EXPECT_EQ(sa.counter[VRNIC_STAT_RX_PACKETS], 1U);  // the ACK
+  EXPECT_EQ(sb.counter[VRNIC_STAT_RX_PACKETS], 3U);
+  EXPECT_EQ(sb.counter[VRNIC_STAT_TX_PACKETS], 1U);
+  EXPECT_EQ(sb.counter[VRNIC_STAT_WQES], 0U);
+  EXPECT_EQ(sa.counter[VRNIC_STAT_QPS], 0U);  // not a per-QP counter
+  EXPECT_EQ(dp_.dev().engine().stat(VRNIC_STAT_TX_PACKETS), port_tx + 4);
+  // Unbound, a QP counts into no set; a set in use cannot go.
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_DEALLOC_COUNTER, s1), VRNIC_AQ_STATUS_BUSY);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_SET_QP_COUNTER, 0, a_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(write({buf_a_, 100, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS);
+  ASSERT_EQ(dp_.counter(VRNIC_AQ_OP_QUERY_COUNTER, s1, 0, &sa), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(sa.counter[VRNIC_STAT_WQES], 1U);
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_DEALLOC_COUNTER, s1), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_QUERY_COUNTER, s1, 0, &sa), VRNIC_AQ_STATUS_NOT_FOUND);
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_SET_QP_COUNTER, s1, a_.qpn), VRNIC_AQ_STATUS_NOT_FOUND);
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_SET_QP_COUNTER, s2, 999), VRNIC_AQ_STATUS_NOT_FOUND);
+  EXPECT_EQ(dp_.counter(VRNIC_AQ_OP_DEALLOC_COUNTER, 0), VRNIC_AQ_STATUS_NOT_FOUND);
+  // The table holds max_counter_sets sets.
+  uint32_t n = 1;  // s2
+  for (uint32_t id = 0;
+       dp_.counter(VRNIC_AQ_OP_ALLOC_COUNTER, 0, 0, nullptr, &id) == VRNIC_AQ_STATUS_OK;) {
+    ++n;
+  }
+  EXPECT_EQ(n, dp_.cfg().limits.max_counter_sets);
+}
+
 // The transitions the device accepts are those of the IB spec (and of
 // ib_modify_qp_is_ok), with the attributes each one requires.
 TEST_F(DataPathTest, QpStateMachine) {

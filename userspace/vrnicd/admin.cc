@@ -60,6 +60,14 @@ const char* aq_opcode_name(uint32_t opcode) noexcept {
       return "ATTACH_MCAST";
     case VRNIC_AQ_OP_DETACH_MCAST:
       return "DETACH_MCAST";
+    case VRNIC_AQ_OP_ALLOC_COUNTER:
+      return "ALLOC_COUNTER";
+    case VRNIC_AQ_OP_DEALLOC_COUNTER:
+      return "DEALLOC_COUNTER";
+    case VRNIC_AQ_OP_SET_QP_COUNTER:
+      return "SET_QP_COUNTER";
+    case VRNIC_AQ_OP_QUERY_COUNTER:
+      return "QUERY_COUNTER";
     default:
       return "UNKNOWN";
   }

@@ -163,6 +163,41 @@ AqResult Device::cmd_attach_mcast(const vrnic_aq_cmd& cmd) {
   return status(engine_.attach_mcast(vrnic::le32(cmd.mcast.qpn), gid));
 }
 
+AqResult Device::cmd_alloc_counter(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  uint32_t id = 0;
+  const uint8_t st = engine_.alloc_counter(&id);
+  return status(st, id);
+}
+
+AqResult Device::cmd_dealloc_counter(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  return status(engine_.dealloc_counter(vrnic::le32(cmd.counter.id)));
+}
+
+AqResult Device::cmd_set_qp_counter(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  return status(engine_.set_qp_counter(vrnic::le32(cmd.counter.qpn), vrnic::le32(cmd.counter.id)));
+}
+
+AqResult Device::cmd_query_counter(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  vrnic_stats st{};
+  const uint8_t s = engine_.query_counter(vrnic::le32(cmd.counter.id), &st);
+  if (s != VRNIC_AQ_STATUS_OK) {
+    return status(s);
+  }
+  return write_resp(cmd.counter.resp, &st, sizeof(st));
+}
+
 AqResult Device::cmd_detach_mcast(const vrnic_aq_cmd& cmd) {
   if (flags_of(cmd) != 0) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);

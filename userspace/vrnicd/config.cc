@@ -67,7 +67,7 @@ bool set_limit(DeviceLimits& limits, std::string_view assignment) {
     std::string_view name;
     uint32_t DeviceLimits::*field;
   };
-  static constexpr std::array<Entry, 20> kFields{{
+  static constexpr std::array<Entry, 21> kFields{{
       {"max_qp", &DeviceLimits::max_qp},
       {"max_qp_wr", &DeviceLimits::max_qp_wr},
       {"max_send_sge", &DeviceLimits::max_send_sge},
@@ -87,6 +87,7 @@ bool set_limit(DeviceLimits& limits, std::string_view assignment) {
       {"max_mcast_grp", &DeviceLimits::max_mcast_grp},
       {"max_mcast_qp_attach", &DeviceLimits::max_mcast_qp_attach},
       {"max_eq", &DeviceLimits::max_eq},
+      {"max_counter_sets", &DeviceLimits::max_counter_sets},
       {"max_fast_reg_page_list_len", &DeviceLimits::max_fast_reg_page_list_len},
   }};
   for (const Entry& e : kFields) {

@@ -38,6 +38,7 @@ struct DeviceLimits {
   uint32_t max_mcast_grp = 64;
   uint32_t max_mcast_qp_attach = 32;
   uint32_t max_eq = 32;
+  uint32_t max_counter_sets = 63;
   uint32_t max_fast_reg_page_list_len = 512;
   uint64_t max_mr_size = 1ULL << 32;
   uint16_t gid_tbl_len = 128;

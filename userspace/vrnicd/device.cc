@@ -321,6 +321,7 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.max_fast_reg_page_list_len = vrnic::to_le32(l.max_fast_reg_page_list_len);
   a.local_ca_ack_delay = vrnic::to_le32(15);
   a.num_ports = vrnic::to_le32(1);
+  a.max_counter_sets = vrnic::to_le32(l.max_counter_sets);
   std::memcpy(a.mac, cfg_.mac.data(), cfg_.mac.size());
 }
 

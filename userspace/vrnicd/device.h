@@ -126,6 +126,10 @@ class Device final : public EngineHost {
   AqResult cmd_query_stats(const vrnic_aq_cmd& cmd);
   AqResult cmd_attach_mcast(const vrnic_aq_cmd& cmd);
   AqResult cmd_detach_mcast(const vrnic_aq_cmd& cmd);
+  AqResult cmd_alloc_counter(const vrnic_aq_cmd& cmd);
+  AqResult cmd_dealloc_counter(const vrnic_aq_cmd& cmd);
+  AqResult cmd_set_qp_counter(const vrnic_aq_cmd& cmd);
+  AqResult cmd_query_counter(const vrnic_aq_cmd& cmd);
   AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
 
   const DeviceConfig& cfg_;

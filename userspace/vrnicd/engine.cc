@@ -406,8 +406,8 @@ bool Qp::transmit(const roce::Packet& pkt, size_t payload_len,
     return false;
   }
   roce::seal_frame(frame, lay);
-  eng.count(VRNIC_STAT_TX_PACKETS);
-  eng.count(VRNIC_STAT_TX_BYTES, frame.size());
+  count(VRNIC_STAT_TX_PACKETS);
+  count(VRNIC_STAT_TX_BYTES, frame.size());
   if (roce::gid_is_multicast(pkt.path.dgid) && eng.find_group(pkt.path.dgid) != nullptr) {
     // Members on this port get a copy too (multicast loopback).
     eng.loopback_.push_back(frame);
@@ -418,15 +418,22 @@ bool Qp::transmit(const roce::Packet& pkt, size_t payload_len,
 
 void Qp::event(roce::QpEvent e) { eng.host_.async_event(eqe_type_for(e), qpn, 0); }
 uint64_t Qp::now_us() { return eng.now_us(); }
-void Qp::count_retransmit() { eng.count(VRNIC_STAT_RETRANSMITS); }
+void Qp::count_retransmit() { count(VRNIC_STAT_RETRANSMITS); }
 void Qp::count_rnr_nak(bool sent) {
-  eng.count(sent ? VRNIC_STAT_RNR_NAKS_SENT : VRNIC_STAT_RNR_NAKS_RCVD);
+  count(sent ? VRNIC_STAT_RNR_NAKS_SENT : VRNIC_STAT_RNR_NAKS_RCVD);
 }
 void Qp::count_seq_nak(bool sent) {
-  eng.count(sent ? VRNIC_STAT_SEQ_NAKS_SENT : VRNIC_STAT_SEQ_NAKS_RCVD);
+  count(sent ? VRNIC_STAT_SEQ_NAKS_SENT : VRNIC_STAT_SEQ_NAKS_RCVD);
 }
-void Qp::count_duplicate() { eng.count(VRNIC_STAT_DUPLICATES); }
-void Qp::count_wqe() { eng.count(VRNIC_STAT_WQES); }
+void Qp::count_duplicate() { count(VRNIC_STAT_DUPLICATES); }
+void Qp::count_wqe() { count(VRNIC_STAT_WQES); }
+
+void Qp::count(vrnic_stat s, uint64_t n) {
+  eng.count(s, n);
+  if (counter_set != 0) {
+    (*eng.counter_sets_[counter_set])[s] += n;
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Engine
@@ -451,6 +458,9 @@ void Engine::reset() {
   mr_variant_.resize(mrs_.size());
   pds_.resize(static_cast<size_t>(cfg_.limits.max_pd) + 1);
   loopback_.clear();
+  mcast_.clear();
+  counter_sets_.clear();
+  counter_sets_.resize(static_cast<size_t>(cfg_.limits.max_counter_sets) + 1);
   next_qpn_ = 2;
   stats_[VRNIC_STAT_PDS] = stats_[VRNIC_STAT_MRS] = stats_[VRNIC_STAT_CQS] = 0;
   stats_[VRNIC_STAT_QPS] = stats_[VRNIC_STAT_SRQS] = stats_[VRNIC_STAT_MR_PAGES] = 0;
@@ -1062,6 +1072,59 @@ const Engine::McastGroup* Engine::find_group(const roce::Gid& gid) const {
   return it == mcast_.end() ? nullptr : &*it;
 }
 
+// A received packet for qp: into its counter set (the port counted it).
+void Engine::count_qp_rx(const Qp& qp, size_t bytes) {
+  if (qp.counter_set != 0) {
+    auto& set = *counter_sets_[qp.counter_set];
+    ++set[VRNIC_STAT_RX_PACKETS];
+    set[VRNIC_STAT_RX_BYTES] += bytes;
+  }
+}
+
+uint8_t Engine::alloc_counter(uint32_t* id) {
+  for (size_t i = 1; i < counter_sets_.size(); ++i) {
+    if (!counter_sets_[i]) {
+      counter_sets_[i].emplace();
+      *id = static_cast<uint32_t>(i);
+      return VRNIC_AQ_STATUS_OK;
+    }
+  }
+  return VRNIC_AQ_STATUS_NO_RESOURCES;
+}
+
+uint8_t Engine::dealloc_counter(uint32_t id) {
+  if (id == 0 || id >= counter_sets_.size() || !counter_sets_[id]) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  for (const auto& qp : qps_) {
+    if (qp && qp->counter_set == id) {
+      return VRNIC_AQ_STATUS_BUSY;
+    }
+  }
+  counter_sets_[id].reset();
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t Engine::set_qp_counter(uint32_t qpn, uint32_t id) {
+  Qp* qp = find_qp(qpn);
+  if (qp == nullptr || id >= counter_sets_.size() || (id != 0 && !counter_sets_[id])) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  qp->counter_set = id;
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t Engine::query_counter(uint32_t id, vrnic_stats* s) const {
+  if (id == 0 || id >= counter_sets_.size() || !counter_sets_[id]) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  *s = vrnic_stats{};
+  for (size_t i = 0; i < VRNIC_STAT_MAX; ++i) {
+    s->counter[i] = vrnic::to_le64((*counter_sets_[id])[i]);
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
 uint8_t Engine::create_srq(const vrnic_aq_create_srq& c, uint32_t* srqn) {
   const uint32_t pdn = vrnic::le32(c.pdn);
   if (vrnic::le32(c.hdr.flags) != 0 || pdn == 0 || pdn >= pds_.size() || !pds_[pdn] ||
@@ -1176,7 +1239,7 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
   ++stats_[VRNIC_STAT_RX_PACKETS];
   stats_[VRNIC_STAT_RX_BYTES] += frame.size();
   if (roce::gid_is_multicast(pkt.path.dgid)) {
-    deliver_multicast(pkt);
+    deliver_multicast(pkt, frame.size());
     return;
   }
   if (!is_local(pkt)) {
@@ -1188,6 +1251,7 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
     ++stats_[VRNIC_STAT_RX_DROPPED];
     return;
   }
+  count_qp_rx(*qp, frame.size());
   qp->tp.receive(pkt);
   qp->publish_sq_ci();
   if (qp->fatal) {
@@ -1197,7 +1261,7 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
 
 // A multicast datagram: a copy to every UD QP attached to the group.  Only
 // QPN 0xFFFFFF addresses a group (IBA 10.5.2.1).
-void Engine::deliver_multicast(const roce::Packet& pkt) {
+void Engine::deliver_multicast(const roce::Packet& pkt, size_t frame_size) {
   const McastGroup* g = find_group(pkt.path.dgid);
   if (g == nullptr || pkt.bth.dest_qp != roce::kMulticastQpn ||
       roce::transport_of(pkt.bth.opcode) != roce::Transport::kUd) {
@@ -1207,6 +1271,7 @@ void Engine::deliver_multicast(const roce::Packet& pkt) {
   for (const uint32_t qpn : g->qpns) {
     Qp* qp = find_qp(qpn);
     if (qp != nullptr) {
+      count_qp_rx(*qp, frame_size);
       qp->tp.receive(pkt);
       if (qp->fatal) {
         step_qp(*qp);

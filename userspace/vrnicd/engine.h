@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -79,6 +80,8 @@ class Qp final : public roce::QpEnv {
   void count_wqe() override;
 
   [[nodiscard]] uint32_t recv_producer() const;
+  // A per-QP event: the port's counter and the QP's counter set, if any.
+  void count(vrnic_stat s, uint64_t n = 1);
   void publish_sq_ci();
   void publish_sq_ci(uint32_t done);
   [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
@@ -100,6 +103,7 @@ class Qp final : public roce::QpEnv {
   uint32_t seen_sq_pi = 0;
   uint32_t seen_rq_pi = 0;
   uint32_t published_sq_ci = 0;
+  uint32_t counter_set = 0;  // 0: none
   roce::QpTransport tp;
 };
 
@@ -134,6 +138,10 @@ class Engine {
   uint8_t destroy_srq(uint32_t srqn);
   uint8_t attach_mcast(uint32_t qpn, const roce::Gid& gid);
   uint8_t detach_mcast(uint32_t qpn, const roce::Gid& gid);
+  uint8_t alloc_counter(uint32_t* id);
+  uint8_t dealloc_counter(uint32_t id);
+  uint8_t set_qp_counter(uint32_t qpn, uint32_t id);
+  uint8_t query_counter(uint32_t id, vrnic_stats* s) const;
   void fill_stats(vrnic_stats* s) const;
   [[nodiscard]] bool eq_in_use(uint32_t eqn) const;
 
@@ -168,7 +176,8 @@ class Engine {
   void deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatus st,
                        const roce::Packet& pkt);
   [[nodiscard]] bool is_local(const roce::Packet& pkt) const;
-  void deliver_multicast(const roce::Packet& pkt);
+  void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
+  void count_qp_rx(const Qp& qp, size_t bytes);
   void step_qp(Qp& qp);
 
   // A multicast group and the local UD QPs attached to it.
@@ -188,6 +197,8 @@ class Engine {
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
   std::vector<std::unique_ptr<Srq>> srqs_;
   std::vector<McastGroup> mcast_;
+  // Counter sets by id (index 0 unused); absent when not allocated.
+  std::vector<std::optional<std::array<uint64_t, VRNIC_STAT_MAX>>> counter_sets_;
   uint32_t next_qpn_ = 2;
   std::deque<std::vector<std::byte>> loopback_;
   std::vector<std::vector<std::byte>> free_frames_;

@@ -51,6 +51,7 @@ std::string info_text(const Device& dev) {
   add("max_qp_init_rd_atom", "%u", vrnic::le32(a.max_qp_init_rd_atom));
   add("max_mcast_grp", "%u", vrnic::le32(a.max_mcast_grp));
   add("max_mcast_qp_attach", "%u", vrnic::le32(a.max_mcast_qp_attach));
+  add("max_counter_sets", "%u", vrnic::le32(a.max_counter_sets));
   add("max_ah", "%u", vrnic::le32(a.max_ah));
   add("max_srq", "%u", vrnic::le32(a.max_srq));
   add("max_srq_wr", "%u", vrnic::le32(a.max_srq_wr));
