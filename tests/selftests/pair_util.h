@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <infiniband/verbs.h>
 
 /* Set by main() to the program's name, for messages. */
 static const char *pu_prog = "pair";
@@ -122,6 +123,22 @@ static void tcp_connect(const char *server, int port)
 		close(ls);
 	}
 	setsockopt(pu_sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Open the RDMA device called name. */
+static struct ibv_context *open_device_named(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!ctx)
+		die("cannot open RDMA device %s", name);
+	return ctx;
 }
 
 #endif /* VRNIC_PAIR_UTIL_H */

@@ -100,18 +100,7 @@ static const char *op_name(enum ibv_wr_opcode op)
 
 static void open_device(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), O.dev))
-			break;
-	if (!list || !list[i])
-		die("no RDMA device %s", O.dev);
-	R.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!R.ctx)
-		die("cannot open %s", O.dev);
+	R.ctx = open_device_named(O.dev);
 	R.pd = ibv_alloc_pd(R.ctx);
 	if (posix_memalign((void **)&R.buf, 4096, BUF_SIZE) || !R.pd)
 		die("cannot allocate a PD or the buffer");

@@ -111,7 +111,6 @@ static uint64_t parse_size(const char *s)
 
 static void setup(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = SEND_DEPTH, .max_recv_wr = SEND_DEPTH,
@@ -119,17 +118,8 @@ static void setup(void)
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	int i;
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), O.dev))
-			break;
-	if (!list || !list[i])
-		die("no RDMA device %s", O.dev);
-	R.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!R.ctx)
-		die("cannot open %s", O.dev);
+	R.ctx = open_device_named(O.dev);
 	R.pd = ibv_alloc_pd(R.ctx);
 	R.cq = ibv_create_cq(R.ctx, 2 * SEND_DEPTH, NULL, NULL, 0);
 	if (!R.pd || !R.cq)
