@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make bench, with few iterations: every row of the table (one guest, and
+# the two-guest rows vrnic to vrnic against rxe to rxe) must have a figure
+# for both devices and a ratio.  The figures themselves are not judged:
+# performance comes from a real 'make bench', never from a test.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+source tests/selftests/lib.sh
+build=${VRNIC_BUILD:-$PWD/build}
+
+rows=(
+	"ib_write_bw-64KiB bw_MBps" "ib_send_lat-2B typical_usec" "ib_send_lat-2B p99_usec"
+	"ib_write_lat-2B typical_usec" "ib_write_lat-2B p99_usec" "ib_read_lat-2B typical_usec"
+	"ib_read_lat-2B p99_usec" "2-guest:ib_write_bw-64KiB bw_MBps"
+	"2-guest:ib_send_lat-2B typical_usec" "2-guest:ib_send_lat-2B p99_usec"
+)
+num='^[0-9]+([.][0-9]+)?$'
+ktap_plan $((${#rows[@]} + 1))
+out=$(scripts/bench --quick 2>&1)
+rc=$?
+[[ $rc == 0 ]]
+ktap_check "scripts/bench --quick exits 0" $? "$(tail -n 8 <<<"$out")"
+for r in "${rows[@]}"; do
+	read -r test metric <<<"$r"
+	line=$(awk -v t="$test" -v m="$metric" '$1 == t && $2 == m' "$build/bench/results.txt")
+	read -r _ _ v x ratio _ <<<"$line"
+	[[ $v =~ $num && $x =~ $num && ${ratio%x} =~ $num ]] &&
+		awk -v a="$v" -v b="$x" 'BEGIN { exit !(a > 0 && b > 0) }'
+	ktap_check "row $test $metric: ${line:-missing}" $?
+done
+ktap_finish
