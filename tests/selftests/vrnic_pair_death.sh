@@ -21,8 +21,17 @@ ktap_plan 2
 
 xfer="$VRNIC_BUILD/tests/selftests/vrnic_xfer -d $VRNIC_IBDEV -g $VRNIC_GID_INDEX -p 19400 -w -b 64G -s 4K -m 4K -t $timeout_exp -r $retry"
 if [[ $VRNIC_VM == 0 ]]; then
-	# The client: kill the peer's device once the WRITEs are flowing.
-	( sleep 3 && host_request kill-vrnicd 1 >"$VRNIC_RUN_DIR/death-kill.log" ) &
+	# The client: kill the peer's device once the WRITEs are flowing
+	# (our port has sent 2000 packets more), not after a fixed time: on a
+	# loaded host the connection can take longer than any guess.
+	(
+		base=$(hw_counter tx_packets)
+		for ((i = 0; i < 900; i++)); do
+			(($(hw_counter tx_packets) > base + 2000)) && break
+			sleep 0.1
+		done
+		host_request kill-vrnicd 1 >"$VRNIC_RUN_DIR/death-kill.log"
+	) &
 	killer=$!
 	pair_run death 1 120 "$xfer" "$xfer \$VRNIC_PEER_IP"
 	rc=$?
