@@ -1036,37 +1036,33 @@ uint8_t Engine::attach_mcast(uint32_t qpn, const roce::Gid& gid) {
   if (qp->type != roce::QpType::kUd || qp->tp.config().gsi || !roce::gid_is_multicast(gid)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
-  auto it =
-      std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
-  if (it == mcast_.end()) {
+  McastGroup* g = find_group(gid);
+  if (g == nullptr) {
     if (mcast_.size() >= cfg_.limits.max_mcast_grp) {
       return VRNIC_AQ_STATUS_NO_RESOURCES;
     }
-    it = mcast_.insert(mcast_.end(), McastGroup{gid, {}});
+    g = &mcast_.emplace_back(McastGroup{gid, {}});
   }
-  if (std::find(it->qpns.begin(), it->qpns.end(), qpn) != it->qpns.end()) {
+  if (std::find(g->qpns.begin(), g->qpns.end(), qpn) != g->qpns.end()) {
     return VRNIC_AQ_STATUS_OK;
   }
-  if (it->qpns.size() >= cfg_.limits.max_mcast_qp_attach) {
+  if (g->qpns.size() >= cfg_.limits.max_mcast_qp_attach) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
-  it->qpns.push_back(qpn);
+  g->qpns.push_back(qpn);
   return VRNIC_AQ_STATUS_OK;
 }
 
 uint8_t Engine::detach_mcast(uint32_t qpn, const roce::Gid& gid) {
-  auto it =
-      std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
-  if (find_qp(qpn) == nullptr || it == mcast_.end() || std::erase(it->qpns, qpn) == 0) {
+  McastGroup* g = find_group(gid);
+  if (find_qp(qpn) == nullptr || g == nullptr || std::erase(g->qpns, qpn) == 0) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
-  if (it->qpns.empty()) {
-    mcast_.erase(it);
-  }
+  std::erase_if(mcast_, [](const McastGroup& m) { return m.qpns.empty(); });
   return VRNIC_AQ_STATUS_OK;
 }
 
-const Engine::McastGroup* Engine::find_group(const roce::Gid& gid) const {
+Engine::McastGroup* Engine::find_group(const roce::Gid& gid) {
   auto it =
       std::find_if(mcast_.begin(), mcast_.end(), [&](const McastGroup& g) { return g.gid == gid; });
   return it == mcast_.end() ? nullptr : &*it;

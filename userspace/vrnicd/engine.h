@@ -185,7 +185,7 @@ class Engine {
     roce::Gid gid{};
     std::vector<uint32_t> qpns;
   };
-  [[nodiscard]] const McastGroup* find_group(const roce::Gid& gid) const;
+  McastGroup* find_group(const roce::Gid& gid);
 
   const DeviceConfig& cfg_;
   const GuestMemory& mem_;
