@@ -175,37 +175,17 @@ enum vrnic_fatal_code {
 
 /* ------------------------------------------------------------------------
  * Admin queue.
+ *
+ * The admin opcodes are listed once, in vrnic-aq-ops.h, as
+ * VRNIC_AQ_OP(NAME, name, value) entries.  This enum, the driver's and the
+ * device's opcode names and the device's handler table are generated from
+ * that list, so a new opcode is one line there (plus its handler in the
+ * device and its wrapper in the driver).
  */
 enum vrnic_aq_opcode {
-	VRNIC_AQ_OP_NOP = 0x00,
-	VRNIC_AQ_OP_QUERY_DEVICE = 0x01,
-	VRNIC_AQ_OP_QUERY_PORT = 0x02,
-	VRNIC_AQ_OP_MODIFY_PORT = 0x03,
-	VRNIC_AQ_OP_SET_GID = 0x04,
-	VRNIC_AQ_OP_CREATE_EQ = 0x05,
-	VRNIC_AQ_OP_DESTROY_EQ = 0x06,
-	VRNIC_AQ_OP_CREATE_PD = 0x07,
-	VRNIC_AQ_OP_DESTROY_PD = 0x08,
-	VRNIC_AQ_OP_REG_MR = 0x09,
-	VRNIC_AQ_OP_DEREG_MR = 0x0a,
-	VRNIC_AQ_OP_CREATE_CQ = 0x0b,
-	VRNIC_AQ_OP_DESTROY_CQ = 0x0c,
-	VRNIC_AQ_OP_RESIZE_CQ = 0x0d,
-	VRNIC_AQ_OP_CREATE_QP = 0x0e,
-	VRNIC_AQ_OP_MODIFY_QP = 0x0f,
-	VRNIC_AQ_OP_QUERY_QP = 0x10,
-	VRNIC_AQ_OP_DESTROY_QP = 0x11,
-	VRNIC_AQ_OP_CREATE_SRQ = 0x12,
-	VRNIC_AQ_OP_MODIFY_SRQ = 0x13,
-	VRNIC_AQ_OP_QUERY_SRQ = 0x14,
-	VRNIC_AQ_OP_DESTROY_SRQ = 0x15,
-	VRNIC_AQ_OP_QUERY_STATS = 0x16,
-	VRNIC_AQ_OP_ATTACH_MCAST = 0x17,
-	VRNIC_AQ_OP_DETACH_MCAST = 0x18,
-	VRNIC_AQ_OP_ALLOC_COUNTER = 0x19,
-	VRNIC_AQ_OP_DEALLOC_COUNTER = 0x1a,
-	VRNIC_AQ_OP_SET_QP_COUNTER = 0x1b,
-	VRNIC_AQ_OP_QUERY_COUNTER = 0x1c,
+#define VRNIC_AQ_OP(NAME, name, value) VRNIC_AQ_OP_##NAME,
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
 	VRNIC_AQ_OP_MAX
 };
 

@@ -17,26 +17,18 @@ static u16 vrnic_cookie(struct vrnic_cmdq *cmdq, u32 idx)
 	return (u16)((cmdq->seq << cmdq->log_depth) | idx);
 }
 
+/* Opcodes are dense, so an opcode indexes its name. */
+static const char * const vrnic_cmd_names[] = {
+#define VRNIC_AQ_OP(NAME, name, value) __stringify(NAME),
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
+};
+
 const char *vrnic_cmd_str(u32 opcode)
 {
-	switch (opcode) {
-	case VRNIC_AQ_OP_NOP:
-		return "NOP";
-	case VRNIC_AQ_OP_QUERY_DEVICE:
-		return "QUERY_DEVICE";
-	case VRNIC_AQ_OP_QUERY_PORT:
-		return "QUERY_PORT";
-	case VRNIC_AQ_OP_MODIFY_PORT:
-		return "MODIFY_PORT";
-	case VRNIC_AQ_OP_SET_GID:
-		return "SET_GID";
-	case VRNIC_AQ_OP_CREATE_EQ:
-		return "CREATE_EQ";
-	case VRNIC_AQ_OP_DESTROY_EQ:
-		return "DESTROY_EQ";
-	default:
+	if (opcode >= ARRAY_SIZE(vrnic_cmd_names) || !vrnic_cmd_names[opcode])
 		return "UNKNOWN";
-	}
+	return vrnic_cmd_names[opcode];
 }
 
 static int vrnic_status_to_errno(u32 status)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "admin.h"
 
+#include <array>
 #include <cstring>
 
 #include "bar2.h"
@@ -8,69 +9,19 @@
 
 namespace vrnicd {
 
+// The list's values are the enum's: opcodes are dense and in order.
+#define VRNIC_AQ_OP(NAME, name, value) \
+  static_assert(VRNIC_AQ_OP_##NAME == (value), "opcode " #NAME " is out of place");
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
+
 const char* aq_opcode_name(uint32_t opcode) noexcept {
-  switch (opcode) {
-    case VRNIC_AQ_OP_NOP:
-      return "NOP";
-    case VRNIC_AQ_OP_QUERY_DEVICE:
-      return "QUERY_DEVICE";
-    case VRNIC_AQ_OP_QUERY_PORT:
-      return "QUERY_PORT";
-    case VRNIC_AQ_OP_MODIFY_PORT:
-      return "MODIFY_PORT";
-    case VRNIC_AQ_OP_SET_GID:
-      return "SET_GID";
-    case VRNIC_AQ_OP_CREATE_EQ:
-      return "CREATE_EQ";
-    case VRNIC_AQ_OP_DESTROY_EQ:
-      return "DESTROY_EQ";
-    case VRNIC_AQ_OP_CREATE_PD:
-      return "CREATE_PD";
-    case VRNIC_AQ_OP_DESTROY_PD:
-      return "DESTROY_PD";
-    case VRNIC_AQ_OP_REG_MR:
-      return "REG_MR";
-    case VRNIC_AQ_OP_DEREG_MR:
-      return "DEREG_MR";
-    case VRNIC_AQ_OP_CREATE_CQ:
-      return "CREATE_CQ";
-    case VRNIC_AQ_OP_DESTROY_CQ:
-      return "DESTROY_CQ";
-    case VRNIC_AQ_OP_RESIZE_CQ:
-      return "RESIZE_CQ";
-    case VRNIC_AQ_OP_CREATE_QP:
-      return "CREATE_QP";
-    case VRNIC_AQ_OP_MODIFY_QP:
-      return "MODIFY_QP";
-    case VRNIC_AQ_OP_QUERY_QP:
-      return "QUERY_QP";
-    case VRNIC_AQ_OP_DESTROY_QP:
-      return "DESTROY_QP";
-    case VRNIC_AQ_OP_CREATE_SRQ:
-      return "CREATE_SRQ";
-    case VRNIC_AQ_OP_MODIFY_SRQ:
-      return "MODIFY_SRQ";
-    case VRNIC_AQ_OP_QUERY_SRQ:
-      return "QUERY_SRQ";
-    case VRNIC_AQ_OP_DESTROY_SRQ:
-      return "DESTROY_SRQ";
-    case VRNIC_AQ_OP_QUERY_STATS:
-      return "QUERY_STATS";
-    case VRNIC_AQ_OP_ATTACH_MCAST:
-      return "ATTACH_MCAST";
-    case VRNIC_AQ_OP_DETACH_MCAST:
-      return "DETACH_MCAST";
-    case VRNIC_AQ_OP_ALLOC_COUNTER:
-      return "ALLOC_COUNTER";
-    case VRNIC_AQ_OP_DEALLOC_COUNTER:
-      return "DEALLOC_COUNTER";
-    case VRNIC_AQ_OP_SET_QP_COUNTER:
-      return "SET_QP_COUNTER";
-    case VRNIC_AQ_OP_QUERY_COUNTER:
-      return "QUERY_COUNTER";
-    default:
-      return "UNKNOWN";
-  }
+  static constexpr std::array<const char*, VRNIC_AQ_OP_MAX> kNames = {
+#define VRNIC_AQ_OP(NAME, name, value) #NAME,
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
+  };
+  return opcode < kNames.size() ? kNames[opcode] : "UNKNOWN";
 }
 
 const char* aq_status_name(uint32_t status) noexcept {

@@ -29,35 +29,9 @@ bool flags_ok(const vrnic_aq_cmd& cmd, uint32_t allowed) {
 AqResult Device::execute_st(const vrnic_aq_cmd& cmd) {
   using Handler = AqResult (Device::*)(const vrnic_aq_cmd&);
   static constexpr std::array<Handler, VRNIC_AQ_OP_MAX> kHandlers = {
-      &Device::cmd_nop,
-      &Device::cmd_query_device,
-      &Device::cmd_query_port,
-      &Device::cmd_modify_port,
-      &Device::cmd_set_gid,
-      &Device::cmd_create_eq,
-      &Device::cmd_destroy_eq,
-      &Device::cmd_create_pd,
-      &Device::cmd_destroy_pd,
-      &Device::cmd_reg_mr,
-      &Device::cmd_dereg_mr,
-      &Device::cmd_create_cq,
-      &Device::cmd_destroy_cq,
-      &Device::cmd_resize_cq,
-      &Device::cmd_create_qp,
-      &Device::cmd_modify_qp,
-      &Device::cmd_query_qp,
-      &Device::cmd_destroy_qp,
-      &Device::cmd_create_srq,
-      &Device::cmd_modify_srq,
-      &Device::cmd_query_srq,
-      &Device::cmd_destroy_srq,
-      &Device::cmd_query_stats,
-      &Device::cmd_attach_mcast,
-      &Device::cmd_detach_mcast,
-      &Device::cmd_alloc_counter,
-      &Device::cmd_dealloc_counter,
-      &Device::cmd_set_qp_counter,
-      &Device::cmd_query_counter,
+#define VRNIC_AQ_OP(NAME, name, value) &Device::cmd_##name,
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
   };
   const uint32_t op = vrnic::le16(cmd.hdr.opcode);
   ++counters_.admin_cmds;

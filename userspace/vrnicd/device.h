@@ -99,37 +99,11 @@ class Device final : public EngineHost {
   bool post_eq_st(uint32_t eqn, uint8_t type, uint32_t d0, uint32_t d1, uint32_t d2);
   void port_changed_st();
 
-  // Admin commands (admin_cmds.cc).
-  AqResult cmd_nop(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_device(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_port(const vrnic_aq_cmd& cmd);
-  AqResult cmd_modify_port(const vrnic_aq_cmd& cmd);
-  AqResult cmd_set_gid(const vrnic_aq_cmd& cmd);
-  AqResult cmd_create_eq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_destroy_eq(const vrnic_aq_cmd& cmd);
-  // Data-path objects (admin_verbs.cc).
-  AqResult cmd_create_pd(const vrnic_aq_cmd& cmd);
-  AqResult cmd_destroy_pd(const vrnic_aq_cmd& cmd);
-  AqResult cmd_reg_mr(const vrnic_aq_cmd& cmd);
-  AqResult cmd_dereg_mr(const vrnic_aq_cmd& cmd);
-  AqResult cmd_create_cq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_destroy_cq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_resize_cq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_create_qp(const vrnic_aq_cmd& cmd);
-  AqResult cmd_modify_qp(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_qp(const vrnic_aq_cmd& cmd);
-  AqResult cmd_destroy_qp(const vrnic_aq_cmd& cmd);
-  AqResult cmd_create_srq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_modify_srq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_srq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_destroy_srq(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_stats(const vrnic_aq_cmd& cmd);
-  AqResult cmd_attach_mcast(const vrnic_aq_cmd& cmd);
-  AqResult cmd_detach_mcast(const vrnic_aq_cmd& cmd);
-  AqResult cmd_alloc_counter(const vrnic_aq_cmd& cmd);
-  AqResult cmd_dealloc_counter(const vrnic_aq_cmd& cmd);
-  AqResult cmd_set_qp_counter(const vrnic_aq_cmd& cmd);
-  AqResult cmd_query_counter(const vrnic_aq_cmd& cmd);
+  // One handler per admin opcode, cmd_<name>: device-level commands in
+  // admin_cmds.cc, data-path objects in admin_verbs.cc.
+#define VRNIC_AQ_OP(NAME, name, value) AqResult cmd_##name(const vrnic_aq_cmd& cmd);
+#include "vrnic-aq-ops.h"
+#undef VRNIC_AQ_OP
   AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
 
   const DeviceConfig& cfg_;
