@@ -19,8 +19,7 @@ using roce::MemStatus;
 constexpr int kSendBudget = 32;       // packets per QP per round
 constexpr int kLoopbackBudget = 256;  // frames delivered per round
 constexpr size_t kMaxFramePool = 256;
-static_assert(roce::kMaxSge == VRNIC_MAX_SGE);
-constexpr uint32_t kCqeLogStride = 5;  // 32-byte CQEs
+constexpr uint32_t kCqeLogStride = VRNIC_CQE_LOG_SIZE;
 
 template <typename T>
 int free_slot(const std::vector<std::unique_ptr<T>>& v, size_t first) {
@@ -91,24 +90,6 @@ bool transition_ok(roce::QpState cur, roce::QpState next, roce::QpType type, uin
       return false;
   }
   return false;
-}
-
-uint8_t eqe_type_for(roce::QpEvent e) {
-  switch (e) {
-    case roce::QpEvent::kCommEst:
-      return VRNIC_EQE_TYPE_QP_COMM_EST;
-    case roce::QpEvent::kSqDrained:
-      return VRNIC_EQE_TYPE_QP_SQ_DRAINED;
-    case roce::QpEvent::kFatal:
-      return VRNIC_EQE_TYPE_QP_FATAL;
-    case roce::QpEvent::kReqErr:
-      return VRNIC_EQE_TYPE_QP_REQ_ERR;
-    case roce::QpEvent::kAccessErr:
-      return VRNIC_EQE_TYPE_QP_ACCESS_ERR;
-    case roce::QpEvent::kLastWqe:
-      return VRNIC_EQE_TYPE_QP_LAST_WQE;
-  }
-  return VRNIC_EQE_TYPE_QP_FATAL;
 }
 
 }  // namespace
@@ -416,7 +397,7 @@ bool Qp::transmit(const roce::Packet& pkt, size_t payload_len,
   return true;
 }
 
-void Qp::event(roce::QpEvent e) { eng.host_.async_event(eqe_type_for(e), qpn, 0); }
+void Qp::event(roce::QpEvent e) { eng.host_.async_event(static_cast<uint8_t>(e), qpn, 0); }
 uint64_t Qp::now_us() { return eng.now_us(); }
 void Qp::count_retransmit() { count(VRNIC_STAT_RETRANSMITS); }
 void Qp::count_rnr_nak(bool sent) {

@@ -22,53 +22,64 @@
 #include <vector>
 
 #include "roce/packet.h"
+#include "vrnic-hw.h"
 
 namespace vrnicd::roce {
 
-constexpr uint32_t kMaxSge = 16;
+// The enumerations below are the device's (uapi/vrnic-hw.h), which use the
+// IB and libibverbs encodings; they are named here, never renumbered.
+constexpr uint32_t kMaxSge = VRNIC_MAX_SGE;
 // The general services QP's fixed Q_Key.
-constexpr uint32_t kGsiQkey = 0x80010000;
+constexpr uint32_t kGsiQkey = VRNIC_GSI_QKEY;
 
-enum class QpType : uint8_t { kRc = 2, kUc = 3, kUd = 4 };
-enum class QpState : uint8_t { kReset = 0, kInit, kRtr, kRts, kSqd, kSqe, kErr };
-
-// Send work request opcodes (libibverbs / vrnic-hw.h encoding).
-enum class WrOpcode : uint8_t {
-  kWrite = 0,
-  kWriteImm = 1,
-  kSend = 2,
-  kSendImm = 3,
-  kRead = 4,
-  kCompareSwap = 5,
-  kFetchAdd = 6,
+enum class QpType : uint8_t { kRc = VRNIC_QPT_RC, kUc = VRNIC_QPT_UC, kUd = VRNIC_QPT_UD };
+enum class QpState : uint8_t {
+  kReset = VRNIC_QPS_RESET,
+  kInit = VRNIC_QPS_INIT,
+  kRtr = VRNIC_QPS_RTR,
+  kRts = VRNIC_QPS_RTS,
+  kSqd = VRNIC_QPS_SQD,
+  kSqe = VRNIC_QPS_SQE,
+  kErr = VRNIC_QPS_ERR,
 };
 
-// Completion opcodes and statuses (libibverbs / vrnic-hw.h encoding).
+// Send work request opcodes.
+enum class WrOpcode : uint8_t {
+  kWrite = VRNIC_WQE_RDMA_WRITE,
+  kWriteImm = VRNIC_WQE_RDMA_WRITE_WITH_IMM,
+  kSend = VRNIC_WQE_SEND,
+  kSendImm = VRNIC_WQE_SEND_WITH_IMM,
+  kRead = VRNIC_WQE_RDMA_READ,
+  kCompareSwap = VRNIC_WQE_ATOMIC_CMP_AND_SWP,
+  kFetchAdd = VRNIC_WQE_ATOMIC_FETCH_AND_ADD,
+};
+
+// Completion opcodes and statuses.
 enum class WcOpcode : uint8_t {
-  kSend = 0,
-  kWrite = 1,
-  kRead = 2,
-  kCompareSwap = 3,
-  kFetchAdd = 4,
-  kRecv = 128,
-  kRecvWriteImm = 129,
+  kSend = VRNIC_CQE_SEND,
+  kWrite = VRNIC_CQE_RDMA_WRITE,
+  kRead = VRNIC_CQE_RDMA_READ,
+  kCompareSwap = VRNIC_CQE_COMP_SWAP,
+  kFetchAdd = VRNIC_CQE_FETCH_ADD,
+  kRecv = VRNIC_CQE_RECV,
+  kRecvWriteImm = VRNIC_CQE_RECV_RDMA_WITH_IMM,
 };
 
 enum class WcStatus : uint8_t {
-  kSuccess = 0,
-  kLocLenErr = 1,
-  kLocQpOpErr = 2,
-  kLocProtErr = 4,
-  kWrFlushErr = 5,
-  kBadRespErr = 7,
-  kLocAccessErr = 8,
-  kRemInvReqErr = 9,
-  kRemAccessErr = 10,
-  kRemOpErr = 11,
-  kRetryExcErr = 12,
-  kRnrRetryExcErr = 13,
-  kFatalErr = 19,
-  kGeneralErr = 21,
+  kSuccess = VRNIC_CQE_SUCCESS,
+  kLocLenErr = VRNIC_CQE_LOC_LEN_ERR,
+  kLocQpOpErr = VRNIC_CQE_LOC_QP_OP_ERR,
+  kLocProtErr = VRNIC_CQE_LOC_PROT_ERR,
+  kWrFlushErr = VRNIC_CQE_WR_FLUSH_ERR,
+  kBadRespErr = VRNIC_CQE_BAD_RESP_ERR,
+  kLocAccessErr = VRNIC_CQE_LOC_ACCESS_ERR,
+  kRemInvReqErr = VRNIC_CQE_REM_INV_REQ_ERR,
+  kRemAccessErr = VRNIC_CQE_REM_ACCESS_ERR,
+  kRemOpErr = VRNIC_CQE_REM_OP_ERR,
+  kRetryExcErr = VRNIC_CQE_RETRY_EXC_ERR,
+  kRnrRetryExcErr = VRNIC_CQE_RNR_RETRY_EXC_ERR,
+  kFatalErr = VRNIC_CQE_FATAL_ERR,
+  kGeneralErr = VRNIC_CQE_GENERAL_ERR,
 };
 
 const char* wc_status_name(WcStatus s) noexcept;
@@ -132,20 +143,21 @@ enum class MemStatus : uint8_t {
   kMisaligned  // atomics need 8-byte alignment
 };
 
+// Affiliated asynchronous events, as the device reports them.
 enum class QpEvent : uint8_t {
-  kCommEst,
-  kSqDrained,
-  kFatal,      // local work queue catastrophic error
-  kReqErr,     // invalid request received
-  kAccessErr,  // remote access violation received
-  kLastWqe,    // SRQ QP in error: no more receives
+  kCommEst = VRNIC_EQE_TYPE_QP_COMM_EST,
+  kSqDrained = VRNIC_EQE_TYPE_QP_SQ_DRAINED,
+  kFatal = VRNIC_EQE_TYPE_QP_FATAL,           // local work queue catastrophic error
+  kReqErr = VRNIC_EQE_TYPE_QP_REQ_ERR,        // invalid request received
+  kAccessErr = VRNIC_EQE_TYPE_QP_ACCESS_ERR,  // remote access violation received
+  kLastWqe = VRNIC_EQE_TYPE_QP_LAST_WQE,      // SRQ QP in error: no more receives
 };
 
-// Access rights (vrnic-hw.h VRNIC_ACCESS_*).
-constexpr uint32_t kAccessLocalWrite = 1U << 0;
-constexpr uint32_t kAccessRemoteWrite = 1U << 1;
-constexpr uint32_t kAccessRemoteRead = 1U << 2;
-constexpr uint32_t kAccessRemoteAtomic = 1U << 3;
+// Access rights.
+constexpr uint32_t kAccessLocalWrite = VRNIC_ACCESS_LOCAL_WRITE;
+constexpr uint32_t kAccessRemoteWrite = VRNIC_ACCESS_REMOTE_WRITE;
+constexpr uint32_t kAccessRemoteRead = VRNIC_ACCESS_REMOTE_READ;
+constexpr uint32_t kAccessRemoteAtomic = VRNIC_ACCESS_REMOTE_ATOMIC;
 
 // What a QP's transport needs from the device around it.
 class QpEnv {
