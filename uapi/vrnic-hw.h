@@ -991,6 +991,9 @@ struct vrnic_cqe {
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_cqe, 32);
+/* CQ rings are arrays of struct vrnic_cqe: entry i at i << VRNIC_CQE_LOG_SIZE. */
+#define VRNIC_CQE_LOG_SIZE		5
+VRNIC_ASSERT_SIZE(struct vrnic_cqe, 1 << VRNIC_CQE_LOG_SIZE);
 
 /* Bytes of GRH a UD receive buffer starts with. */
 #define VRNIC_GRH_SIZE			40

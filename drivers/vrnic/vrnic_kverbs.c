@@ -272,7 +272,7 @@ out:
 static struct vrnic_cqe *vrnic_next_cqe(struct vrnic_cq *cq, u32 *info)
 {
 	struct vrnic_cqe *cqe = cq->qb.buf + PAGE_SIZE +
-		((size_t)vrnic_ring_slot(cq->ci, cq->log_depth) << 5);
+		((size_t)vrnic_ring_slot(cq->ci, cq->log_depth) << VRNIC_CQE_LOG_SIZE);
 	u32 v = le32_to_cpu(READ_ONCE(cqe->info));
 
 	if (FIELD_GET(VRNIC_CQE_OWNER_MASK, v) != vrnic_ring_owner(cq->ci, cq->log_depth))

@@ -19,19 +19,6 @@ constexpr uint64_t kSupportedWcFlags =
     IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
     IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS;
 
-class Lock {
- public:
-  explicit Lock(pthread_spinlock_t* l) noexcept : l_(l) { pthread_spin_lock(l_); }
-  ~Lock() { pthread_spin_unlock(l_); }
-  Lock(const Lock&) = delete;
-  Lock& operator=(const Lock&) = delete;
-  Lock(Lock&&) = delete;
-  Lock& operator=(Lock&&) = delete;
-
- private:
-  pthread_spinlock_t* l_;
-};
-
 // Take over the ring the kernel described; false (errno set) on failure.
 bool attach_ring(Cq* cq, const vrnic_create_cq_resp& r) noexcept {
   const size_t ring_bytes = sizeof(vrnic_cqe) << r.log_depth;
@@ -60,7 +47,7 @@ bool attach_ring(Cq* cq, const vrnic_create_cq_resp& r) noexcept {
 // Copy out the next CQE if the device has written it.
 bool next_cqe(Cq* cq, vrnic_cqe* out) noexcept {
   const std::byte* slot =
-      cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << 5);  // 32-byte entries
+      cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << VRNIC_CQE_LOG_SIZE);
   const uint32_t info = le32(load_acquire32(slot + offsetof(vrnic_cqe, info)));
   if (field_get<VRNIC_CQE_OWNER_MASK>(info) != ring_owner(cq->ci, cq->log_depth)) {
     return false;
@@ -303,7 +290,7 @@ int destroy_cq(ibv_cq* ibcq) noexcept {
 
 int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
   Cq* cq = to_vcq(ibcq);
-  const Lock lock(&cq->lock);
+  const SpinGuard lock(&cq->lock);
   // The device moves what we have not consumed from the ci it reads.
   publish_ci(cq);
   abi::ResizeCqCmd cmd{};
@@ -322,7 +309,7 @@ int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
 
 int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   Cq* cq = to_vcq(ibcq);
-  const Lock lock(&cq->lock);
+  const SpinGuard lock(&cq->lock);
   int n = 0;
   vrnic_cqe e{};
   while (n < ne && next_cqe(cq, &e)) {
@@ -339,7 +326,7 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
 // whenever it adds a completion, so no doorbell is needed.
 int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
   Cq* cq = to_vcq(ibcq);
-  const Lock lock(&cq->lock);
+  const SpinGuard lock(&cq->lock);
   store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_flags),
                   to_le32(solicited_only != 0 ? VRNIC_CQ_ARM_SOLICITED : 0));
   ++cq->arm_sn;

@@ -26,19 +26,6 @@ constexpr uint64_t kUcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 constexpr uint32_t kMaxLogDepth = 16;
 
-class SpinGuard {
- public:
-  explicit SpinGuard(pthread_spinlock_t* l) noexcept : l_(l) { pthread_spin_lock(l_); }
-  ~SpinGuard() { pthread_spin_unlock(l_); }
-  SpinGuard(const SpinGuard&) = delete;
-  SpinGuard& operator=(const SpinGuard&) = delete;
-  SpinGuard(SpinGuard&&) = delete;
-  SpinGuard& operator=(SpinGuard&&) = delete;
-
- private:
-  pthread_spinlock_t* l_;
-};
-
 uint64_t send_ops_for(ibv_qp_type type) noexcept {
   switch (type) {
     case IBV_QPT_RC:

@@ -134,6 +134,20 @@ inline Qp* to_vqp(ibv_qp* qp) noexcept { return container<Qp>(qp, offsetof(Qp, v
 inline Qp* to_vqp_ex(ibv_qp_ex* qp) noexcept { return container<Qp>(qp, offsetof(Qp, vqp.qp_ex)); }
 inline Srq* to_vsrq(ibv_srq* srq) noexcept { return container<Srq>(srq, offsetof(Srq, vsrq.srq)); }
 
+// Holds a spin lock for a scope.
+class SpinGuard {
+ public:
+  explicit SpinGuard(pthread_spinlock_t* l) noexcept : l_(l) { pthread_spin_lock(l_); }
+  ~SpinGuard() { pthread_spin_unlock(l_); }
+  SpinGuard(const SpinGuard&) = delete;
+  SpinGuard& operator=(const SpinGuard&) = delete;
+  SpinGuard(SpinGuard&&) = delete;
+  SpinGuard& operator=(SpinGuard&&) = delete;
+
+ private:
+  pthread_spinlock_t* l_;
+};
+
 // Ring the ENGINE doorbell if the device sleeps.  The caller has just
 // published a producer index; the fence orders that write before the read
 // of the flag (the device does the mirror image before it sleeps).
