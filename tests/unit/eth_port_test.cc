@@ -26,6 +26,7 @@ using vrnicd::EthPort;
 using vrnicd::FaultConfig;
 using vrnicd::FaultInjector;
 using Frame = std::vector<std::byte>;
+namespace wire = vrnicd::roce::wire;
 
 const vrnicd::MacAddr kMac = {0x52, 0x54, 0x00, 0x76, 0x72, 0x01};
 
@@ -54,11 +55,10 @@ Frame roce_frame(uint32_t psn, size_t payload = 64) {
 // An ARP request from the partner (not RoCE).
 Frame arp_frame() {
   Frame f(60);
-  for (int i = 0; i < 6; ++i) {
-    f[i] = std::byte{0xff};
-  }
-  f[12] = std::byte{0x08};
-  f[13] = std::byte{0x06};
+  wire::EthHdr eth{};
+  eth.dst.fill(0xff);
+  eth.ethertype.set(0x0806);
+  wire::store(std::span(f), 0, eth);
   return f;
 }
 
@@ -137,6 +137,26 @@ TEST(FaultInjector, DuplicateDeliversTwice) {
   }
 }
 
+// A datagram that ends right after its BTH has no byte the corruption
+// could flip (and no room for an ICRC): it is lost, and nothing divides by
+// the zero bytes after the BTH.
+TEST(FaultInjector, CorruptingADatagramThatEndsAtItsBthLosesIt) {
+  Frame f = roce_frame(1, 0);
+  constexpr size_t kIp = sizeof(wire::EthHdr);
+  constexpr size_t kUdp = kIp + sizeof(wire::Ipv4Hdr);
+  auto ip = wire::load<wire::Ipv4Hdr>(f, kIp);
+  ip.total_length.set(sizeof(wire::Ipv4Hdr) + sizeof(wire::UdpHdr) + sizeof(wire::Bth));
+  wire::store(std::span(f), kIp, ip);
+  auto udp = wire::load<wire::UdpHdr>(f, kUdp);
+  udp.length.set(sizeof(wire::UdpHdr) + sizeof(wire::Bth));
+  wire::store(std::span(f), kUdp, udp);
+  FaultConfig cfg;
+  cfg.corrupt = 1;
+  FaultInjector counts(cfg);
+  EXPECT_TRUE(run_faults(cfg, {f, f}, &counts).empty());
+  EXPECT_EQ(counts.corrupted, 2U);
+}
+
 TEST(FaultInjector, CorruptedRoceFailsTheIcrcAndOtherFramesAreLost) {
   FaultConfig cfg;
   cfg.corrupt = 1;
@@ -157,7 +177,10 @@ TEST(RoceFrame, Recognized) {
   EXPECT_TRUE(vrnicd::is_roce_frame(roce_frame(1)));
   EXPECT_FALSE(vrnicd::is_roce_frame(arp_frame()));
   Frame f = roce_frame(1);
-  f[14 + 20 + 2] = std::byte{0x13};  // another UDP port
+  constexpr size_t kUdp = sizeof(wire::EthHdr) + sizeof(wire::Ipv4Hdr);
+  auto udp = wire::load<wire::UdpHdr>(f, kUdp);
+  udp.dport.set(4790);  // another UDP port
+  wire::store(std::span(f), kUdp, udp);
   EXPECT_FALSE(vrnicd::is_roce_frame(f));
   const Frame whole = roce_frame(1);
   EXPECT_FALSE(vrnicd::is_roce_frame(Frame(whole.begin(), whole.begin() + 40)));  // cut short

@@ -5,9 +5,12 @@
 // the expected bytes), and against malformed input.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+
 #include <cstring>
 #include <vector>
 
+#include "roce/headers.h"
 #include "roce/packet.h"
 #include "roce/psn.h"
 #include "roce/transport.h"
@@ -79,13 +82,16 @@ TEST(RocePacket, IcrcCatchesEveryCorruptedByte) {
   // Any change breaks the IPv4 header checksum or the ICRC, except in the
   // fields the ICRC masks and nothing else checks: the UDP checksum and the
   // BTH reserved byte.
-  for (size_t i = 14; i < kSendOnlyFrame.size(); ++i) {
+  constexpr size_t kUdp = sizeof(wire::EthHdr) + sizeof(wire::Ipv4Hdr);
+  constexpr size_t kBth = kUdp + sizeof(wire::UdpHdr);
+  constexpr size_t kUdpChecksum = kUdp + offsetof(wire::UdpHdr, checksum);
+  constexpr size_t kBthReserved = kBth + offsetof(wire::Bth, fecn_becn);
+  for (size_t i = sizeof(wire::EthHdr); i < kSendOnlyFrame.size(); ++i) {
     auto f = kSendOnlyFrame;
     f[i] ^= std::byte{0x01};
     Packet p;
     const DecodeStatus st = decode_frame(f, &p);
-    const size_t l3 = 14;
-    const bool masked = i == l3 + 26 || i == l3 + 27 || i == l3 + 32;
+    const bool masked = i == kUdpChecksum || i == kUdpChecksum + 1 || i == kBthReserved;
     if (masked) {
       EXPECT_EQ(st, DecodeStatus::kOk) << i;
     } else {
@@ -181,12 +187,17 @@ TEST(RocePacket, Ipv6RoundTrip) {
 TEST(RocePacket, RejectsWhatIsNotRoceOrIsBroken) {
   Packet p;
   EXPECT_EQ(decode_frame({}, &p), DecodeStatus::kNotRoce);
+  constexpr size_t kUdp = sizeof(wire::EthHdr) + sizeof(wire::Ipv4Hdr);
+  constexpr size_t kBth = kUdp + sizeof(wire::UdpHdr);
   auto f = kSendOnlyFrame;
-  f[37] = std::byte{0x35};  // UDP destination port 53
+  auto udp = wire::load<wire::UdpHdr>(f, kUdp);
+  udp.dport.set(53);
+  wire::store(std::span(f), kUdp, udp);
   EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kNotRoce);
   f = kSendOnlyFrame;
-  f[12] = std::byte{0x08};
-  f[13] = std::byte{0x06};  // ARP
+  auto eth = wire::load<wire::EthHdr>(f, 0);
+  eth.ethertype.set(0x0806);  // ARP
+  wire::store(std::span(f), 0, eth);
   EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kNotRoce);
   // Truncated anywhere: never OK, never a read past the end.
   for (size_t n = 0; n < kSendOnlyFrame.size(); ++n) {
@@ -195,10 +206,14 @@ TEST(RocePacket, RejectsWhatIsNotRoceOrIsBroken) {
     EXPECT_NE(decode_frame(t, &p), DecodeStatus::kOk) << n;
   }
   f = kSendOnlyFrame;
-  f[42] = std::byte{0x15};  // reserved RC opcode
+  auto bth = wire::load<wire::Bth>(f, kBth);
+  bth.opcode = 0x15;  // reserved RC opcode
+  wire::store(std::span(f), kBth, bth);
   EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kBadOpcode);
   f = kSendOnlyFrame;
-  f[43] = std::byte{0x31};  // transport header version 1
+  bth = wire::load<wire::Bth>(f, kBth);
+  bth.flags |= 1;  // transport header version 1
+  wire::store(std::span(f), kBth, bth);
   EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kMalformed);
 }
 

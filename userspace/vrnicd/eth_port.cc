@@ -8,69 +8,31 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "log.h"
+#include "roce/packet.h"
 
 namespace vrnicd {
 
 namespace {
 
-constexpr size_t kEthHdr = 14;
-constexpr size_t kUdpHdr = 8;
-constexpr size_t kBthLen = 12;
-constexpr uint16_t kEthIpv4 = 0x0800;
-constexpr uint16_t kEthIpv6 = 0x86dd;
-constexpr uint8_t kIpProtoUdp = 17;
-constexpr uint16_t kRocePort = 4791;
-
-uint16_t be16(std::span<const std::byte> f, size_t off) {
-  return static_cast<uint16_t>((std::to_integer<unsigned>(f[off]) << 8) |
-                               std::to_integer<unsigned>(f[off + 1]));
+// Where the BTH of a RoCEv2 frame starts and where its IP datagram ends.
+std::optional<roce::FrameBounds> roce_bounds(std::span<const std::byte> f) {
+  roce::Path path;
+  roce::FrameBounds b;
+  if (roce::locate_frame(f, &path, &b) != roce::DecodeStatus::kOk) {
+    return std::nullopt;
+  }
+  return b;
 }
 
-// Where the UDP payload (the BTH) of a RoCEv2 frame starts and where the
-// IP packet ends; {0, 0} when the frame is not RoCEv2.
-std::pair<size_t, size_t> roce_bounds(std::span<const std::byte> f) {
-  if (f.size() < kEthHdr) {
-    return {0, 0};
-  }
-  const uint16_t type = be16(f, 12);
-  size_t udp = 0;
-  size_t end = 0;
-  if (type == kEthIpv4) {
-    if (f.size() < kEthHdr + 20) {
-      return {0, 0};
-    }
-    const auto vihl = std::to_integer<unsigned>(f[kEthHdr]);
-    const size_t ihl = static_cast<size_t>(vihl & 0xf) * 4;
-    if ((vihl >> 4) != 4 || ihl < 20 || std::to_integer<uint8_t>(f[kEthHdr + 9]) != kIpProtoUdp) {
-      return {0, 0};
-    }
-    udp = kEthHdr + ihl;
-    end = kEthHdr + be16(f, kEthHdr + 2);
-  } else if (type == kEthIpv6) {
-    constexpr size_t kIpv6Hdr = 40;
-    if (f.size() < kEthHdr + kIpv6Hdr || std::to_integer<uint8_t>(f[kEthHdr + 6]) != kIpProtoUdp) {
-      return {0, 0};
-    }
-    udp = kEthHdr + kIpv6Hdr;
-    end = udp + be16(f, kEthHdr + 4);
-  } else {
-    return {0, 0};
-  }
-  if (end > f.size() || udp + kUdpHdr + kBthLen > end || be16(f, udp + 2) != kRocePort) {
-    return {0, 0};
-  }
-  return {udp + kUdpHdr, end};
-}
-
-bool is_multicast(std::span<const std::byte> f) {
-  return (std::to_integer<unsigned>(f[0]) & 1U) != 0;
-}
+// The group bit of a MAC address: multicast or broadcast.
+bool is_multicast(const MacAddr& mac) { return (mac[0] & 1U) != 0; }
 
 }  // namespace
 
-bool is_roce_frame(std::span<const std::byte> frame) { return roce_bounds(frame).first != 0; }
+bool is_roce_frame(std::span<const std::byte> frame) { return roce_bounds(frame).has_value(); }
 
 // ---------------------------------------------------------------------------
 // Fault injection
@@ -100,16 +62,16 @@ void FaultInjector::process(std::span<const std::byte> frame, const Sink& out) {
   }
   std::span<const std::byte> f = frame;
   if (corrupt) {
-    const auto [bth, end] = roce_bounds(frame);
+    const auto b = roce_bounds(frame);
     ++corrupted;
-    if (bth == 0) {
+    if (!b) {
       return;  // the FCS would fail: gone
     }
     // Past the BTH nothing is masked out of the ICRC, so the ICRC check
-    // must catch the flipped byte.
-    const size_t from = bth + kBthLen;
+    // must catch the flipped byte.  There is at least the ICRC after it.
+    const size_t from = b->bth + sizeof(roce::wire::Bth);
     scratch_.assign(frame.begin(), frame.end());
-    scratch_[from + (where % (end - from))] ^= flip;
+    scratch_[from + (where % (b->end - from))] ^= flip;
     f = scratch_;
   }
   if (reorder && !holding_) {
@@ -312,11 +274,9 @@ void EthPort::ingress(std::span<const std::byte> frame) {
   if (pcap_) {
     pcap_->write(frame);
   }
-  if (frame.size() >= kEthHdr) {
-    const MacAddr mac = mac_();
-    const bool for_us = std::equal(mac.begin(), mac.end(), frame.begin(), frame.begin() + 6,
-                                   [](uint8_t m, std::byte b) { return std::byte{m} == b; });
-    if ((for_us || is_multicast(frame)) && is_roce_frame(frame) && engine_rx_(frame)) {
+  if (frame.size() >= sizeof(roce::wire::EthHdr)) {
+    const MacAddr dst = roce::wire::load<roce::wire::EthHdr>(frame, 0).dst;
+    if ((dst == mac_() || is_multicast(dst)) && is_roce_frame(frame) && engine_rx_(frame)) {
       ++c_.to_engine;
       return;
     }

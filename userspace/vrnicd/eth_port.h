@@ -92,7 +92,7 @@ class PcapWriter {
   std::vector<std::byte> buf_;
 };
 
-// True for a frame that is UDP to port 4791 over IPv4 or IPv6.
+// True for a RoCEv2 frame: UDP to port 4791 over IPv4 or IPv6, whole.
 bool is_roce_frame(std::span<const std::byte> frame);
 
 class EthPort {

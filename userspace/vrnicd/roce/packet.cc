@@ -8,40 +8,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "roce/headers.h"
+
 namespace vrnicd::roce {
 namespace {
-
-// Big-endian field access on byte buffers.
-void put8(std::byte* p, uint8_t v) { p[0] = std::byte{v}; }
-void put16(std::byte* p, uint16_t v) {
-  p[0] = std::byte(v >> 8);
-  p[1] = std::byte(v);
-}
-void put24(std::byte* p, uint32_t v) {
-  p[0] = std::byte(v >> 16);
-  p[1] = std::byte(v >> 8);
-  p[2] = std::byte(v);
-}
-void put32(std::byte* p, uint32_t v) {
-  put16(p, static_cast<uint16_t>(v >> 16));
-  put16(p + 2, static_cast<uint16_t>(v));
-}
-void put64(std::byte* p, uint64_t v) {
-  put32(p, static_cast<uint32_t>(v >> 32));
-  put32(p + 4, static_cast<uint32_t>(v));
-}
-uint8_t get8(const std::byte* p) { return static_cast<uint8_t>(p[0]); }
-uint16_t get16(const std::byte* p) { return static_cast<uint16_t>((get8(p) << 8) | get8(p + 1)); }
-uint32_t get24(const std::byte* p) {
-  return (static_cast<uint32_t>(get8(p)) << 16) | (static_cast<uint32_t>(get8(p + 1)) << 8) |
-         get8(p + 2);
-}
-uint32_t get32(const std::byte* p) {
-  return (static_cast<uint32_t>(get16(p)) << 16) | get16(p + 2);
-}
-uint64_t get64(const std::byte* p) {
-  return (static_cast<uint64_t>(get32(p)) << 32) | get32(p + 4);
-}
 
 constexpr OpcodeInfo info(OpKind kind, uint16_t bits) { return OpcodeInfo{kind, bits}; }
 
@@ -110,15 +80,24 @@ uint32_t crc_update(uint32_t crc, const std::byte* p, size_t n) {
   return crc;
 }
 
-uint16_t ipv4_checksum(const std::byte* hdr) {
+// The IPv4 header checksum: 0 over a header whose checksum is right.
+uint16_t ipv4_checksum(const wire::Ipv4Hdr& h) {
+  std::array<uint8_t, sizeof(h)> raw{};
+  std::memcpy(raw.data(), &h, sizeof(h));
   uint32_t sum = 0;
-  for (size_t i = 0; i < kIpv4HdrSize; i += 2) {
-    sum += get16(hdr + i);
+  for (size_t i = 0; i < raw.size(); i += 2) {
+    sum += static_cast<uint32_t>(raw[i] << 8 | raw[i + 1]);
   }
   while ((sum >> 16) != 0) {
     sum = (sum & 0xffff) + (sum >> 16);
   }
   return static_cast<uint16_t>(~sum);
+}
+
+Gid ipv4_mapped(const std::array<uint8_t, 4>& addr) {
+  Gid g{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  std::copy(addr.begin(), addr.end(), g.begin() + 12);
+  return g;
 }
 
 }  // namespace
@@ -157,13 +136,13 @@ const char* opcode_name(uint8_t opcode) noexcept {
 
 size_t ext_headers_size(uint16_t bits) noexcept {
   size_t n = 0;
-  n += (bits & kHasDeth) != 0 ? kDethSize : 0;
-  n += (bits & kHasReth) != 0 ? kRethSize : 0;
-  n += (bits & kHasAtomicEth) != 0 ? kAtomicEthSize : 0;
-  n += (bits & kHasAeth) != 0 ? kAethSize : 0;
-  n += (bits & kHasAtomicAckEth) != 0 ? kAtomicAckEthSize : 0;
-  n += (bits & kHasImm) != 0 ? kImmSize : 0;
-  n += (bits & kHasIeth) != 0 ? kIethSize : 0;
+  n += (bits & kHasDeth) != 0 ? sizeof(wire::Deth) : 0;
+  n += (bits & kHasReth) != 0 ? sizeof(wire::Reth) : 0;
+  n += (bits & kHasAtomicEth) != 0 ? sizeof(wire::AtomicEth) : 0;
+  n += (bits & kHasAeth) != 0 ? sizeof(wire::Aeth) : 0;
+  n += (bits & kHasAtomicAckEth) != 0 ? sizeof(wire::AtomicAckEth) : 0;
+  n += (bits & kHasImm) != 0 ? sizeof(wire::ImmDt) : 0;
+  n += (bits & kHasIeth) != 0 ? sizeof(wire::Ieth) : 0;
   return n;
 }
 
@@ -179,153 +158,208 @@ bool gid_is_multicast(const Gid& gid) noexcept {
   return gid[0] == 0xff;
 }
 
-// ICRC (IBA annex A17): CRC-32 over 64 bits of ones (the masked LRH), the
-// IP and UDP headers and the BTH with their variant fields masked to ones,
-// then everything after the BTH up to the ICRC.
+// ---------------------------------------------------------------------------
+// The ICRC (IBA annex A17): CRC-32 over 64 bits of ones (the masked LRH),
+// the IP and UDP headers and the BTH with their variant fields masked to
+// ones, then everything after the BTH up to the ICRC.
+
 uint32_t compute_icrc(std::span<const std::byte> frame, size_t l3, size_t bth, size_t end,
                       bool ipv4) {
-  std::array<std::byte, kIpv6HdrSize + kUdpHdrSize + kBthSize> pseudo{};
-  const size_t masked_len = bth + kBthSize - l3;
-  std::memcpy(pseudo.data(), frame.data() + l3, masked_len);
-  std::byte* ip = pseudo.data();
+  std::array<std::byte, sizeof(wire::Ipv6Hdr) + sizeof(wire::UdpHdr) + sizeof(wire::Bth)> pseudo{};
+  const std::span<std::byte> out(pseudo);
   size_t udp = 0;
   if (ipv4) {
-    ip[1] = std::byte{0xff};            // type of service
-    ip[8] = std::byte{0xff};            // time to live
-    ip[10] = ip[11] = std::byte{0xff};  // header checksum
-    udp = kIpv4HdrSize;
+    auto ip = wire::load<wire::Ipv4Hdr>(frame, l3);
+    ip.tos = 0xff;
+    ip.ttl = 0xff;
+    ip.checksum.set_ones();
+    wire::store(out, 0, ip);
+    udp = sizeof(ip);
   } else {
-    ip[0] |= std::byte{0x0f};                 // traffic class (high)
-    ip[1] = ip[2] = ip[3] = std::byte{0xff};  // traffic class, flow label
-    ip[7] = std::byte{0xff};                  // hop limit
-    udp = kIpv6HdrSize;
+    auto ip = wire::load<wire::Ipv6Hdr>(frame, l3);
+    // Traffic class and flow label; the version stays.
+    ip.version_class_flow.set(wire::get32(ip.version_class_flow) |
+                              ((1U << wire::kIpv6VersionShift) - 1));
+    ip.hop_limit = 0xff;
+    wire::store(out, 0, ip);
+    udp = sizeof(ip);
   }
-  pseudo[udp + 6] = pseudo[udp + 7] = std::byte{0xff};  // UDP checksum
-  pseudo[udp + kUdpHdrSize + 4] = std::byte{0xff};      // BTH reserved byte
+  auto u = wire::load<wire::UdpHdr>(frame, l3 + udp);
+  u.checksum.set_ones();
+  wire::store(out, udp, u);
+  auto b = wire::load<wire::Bth>(frame, bth);
+  b.fecn_becn = 0xff;
+  wire::store(out, udp + sizeof(u), b);
+  const size_t masked_len = udp + sizeof(u) + sizeof(b);
+
   static constexpr std::array<std::byte, 8> kOnes = {
       std::byte{0xff}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff},
       std::byte{0xff}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff}};
   auto crc = static_cast<uint32_t>(crc32(0, nullptr, 0));
   crc = crc_update(crc, kOnes.data(), kOnes.size());
   crc = crc_update(crc, pseudo.data(), masked_len);
-  crc = crc_update(crc, frame.data() + bth + kBthSize, end - (bth + kBthSize));
+  crc = crc_update(crc, frame.data() + bth + sizeof(wire::Bth), end - (bth + sizeof(wire::Bth)));
   return crc;
 }
+
+// ---------------------------------------------------------------------------
+// Building
+
+namespace {
+
+// Ethernet, with an 802.1Q tag when the path has a VLAN.  Returns where the
+// IP header starts.
+size_t put_l2(std::span<std::byte> f, const Path& path) {
+  wire::EthHdr eth{};
+  eth.dst = path.dmac;
+  eth.src = path.smac;
+  const uint16_t ethertype = path.ipv4 ? wire::kEtherTypeIpv4 : wire::kEtherTypeIpv6;
+  if (path.vlan == kNoVlan) {
+    eth.ethertype.set(ethertype);
+    wire::store(f, 0, eth);
+    return sizeof(eth);
+  }
+  eth.ethertype.set(wire::kEtherTypeVlan);
+  wire::store(f, 0, eth);
+  wire::VlanTag tag{};
+  tag.tci.set(path.vlan & wire::kVlanIdMask);
+  tag.ethertype.set(ethertype);
+  wire::store(f, sizeof(eth), tag);
+  return sizeof(eth) + sizeof(tag);
+}
+
+// IPv4 or IPv6 carrying udp_len bytes of UDP.  Returns the header's size.
+size_t put_l3(std::span<std::byte> f, size_t off, const Path& path, size_t udp_len) {
+  if (path.ipv4) {
+    wire::Ipv4Hdr ip{};
+    ip.version_ihl = wire::kIpv4VersionIhl;
+    ip.tos = path.traffic_class;
+    ip.total_length.set(sizeof(ip) + udp_len);
+    ip.frag.set(wire::kIpv4DontFragment);
+    ip.ttl = path.hop_limit;
+    ip.protocol = wire::kIpProtoUdp;
+    std::copy(path.sgid.begin() + 12, path.sgid.end(), ip.saddr.begin());
+    std::copy(path.dgid.begin() + 12, path.dgid.end(), ip.daddr.begin());
+    ip.checksum.set(ipv4_checksum(ip));
+    wire::store(f, off, ip);
+    return sizeof(ip);
+  }
+  wire::Ipv6Hdr ip{};
+  ip.version_class_flow.set(wire::ipv6_word0(path.traffic_class, path.flow_label));
+  ip.payload_length.set(udp_len);
+  ip.next_header = wire::kIpProtoUdp;
+  ip.hop_limit = path.hop_limit;
+  ip.saddr = path.sgid;
+  ip.daddr = path.dgid;
+  wire::store(f, off, ip);
+  return sizeof(ip);
+}
+
+void put_bth(std::span<std::byte> f, size_t off, const Bth& b, size_t pad) {
+  wire::Bth h{};
+  h.opcode = b.opcode;
+  h.flags = static_cast<uint8_t>((b.solicited ? wire::kBthSolicited : 0) |
+                                 (b.mig_req ? wire::kBthMigReq : 0) |
+                                 (pad << wire::kBthPadShift));  // version 0
+  h.pkey.set(b.pkey);
+  h.fecn_becn = b.becn ? wire::kBthBecn : 0;
+  h.dest_qp.set(b.dest_qp & kQpnMask);
+  h.ack_req = b.ack_req ? wire::kBthAckReq : 0;
+  h.psn.set(b.psn & kPsnMask);
+  wire::store(f, off, h);
+}
+
+// The extended headers the opcode calls for, in the order IBA defines.
+void put_ext(std::span<std::byte> f, size_t off, const Packet& pkt, uint16_t bits) {
+  if ((bits & kHasDeth) != 0) {
+    wire::Deth h{};
+    h.qkey.set(pkt.deth.qkey);
+    h.src_qp.set(pkt.deth.src_qp & kQpnMask);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasReth) != 0) {
+    wire::Reth h{};
+    h.va.set(pkt.reth.va);
+    h.rkey.set(pkt.reth.rkey);
+    h.dma_length.set(pkt.reth.length);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasAtomicEth) != 0) {
+    wire::AtomicEth h{};
+    h.va.set(pkt.atomic.va);
+    h.rkey.set(pkt.atomic.rkey);
+    h.swap_add.set(pkt.atomic.swap_add);
+    h.compare.set(pkt.atomic.compare);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasAeth) != 0) {
+    wire::Aeth h{};
+    h.syndrome = pkt.aeth_syndrome;
+    h.msn.set(pkt.aeth_msn & kPsnMask);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasAtomicAckEth) != 0) {
+    wire::AtomicAckEth h{};
+    h.original.set(pkt.atomic_ack);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasImm) != 0) {
+    wire::ImmDt h{};
+    h.imm.set(pkt.imm);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
+  if ((bits & kHasIeth) != 0) {
+    wire::Ieth h{};
+    h.rkey.set(pkt.ieth);
+    wire::store(f, off, h);
+  }
+}
+
+}  // namespace
 
 FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out) {
   const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
   const Path& path = pkt.path;
-  const size_t l2 = kEthHdrSize + (path.vlan != kNoVlan ? kVlanTagSize : 0);
-  const size_t l3_len = path.ipv4 ? kIpv4HdrSize : kIpv6HdrSize;
-  const size_t ext = ext_headers_size(oi.bits);
+  const size_t l2 = sizeof(wire::EthHdr) + (path.vlan != kNoVlan ? sizeof(wire::VlanTag) : 0);
+  const size_t l3_len = path.ipv4 ? sizeof(wire::Ipv4Hdr) : sizeof(wire::Ipv6Hdr);
   const size_t pad = (4 - (payload_len & 3)) & 3;
-  const size_t ib_len = kBthSize + ext + payload_len + pad + kIcrcSize;
-  const size_t udp_len = kUdpHdrSize + ib_len;
+  const size_t ib_len =
+      sizeof(wire::Bth) + ext_headers_size(oi.bits) + payload_len + pad + wire::kIcrcSize;
+  const size_t udp_len = sizeof(wire::UdpHdr) + ib_len;
 
   FrameLayout lay;
   lay.l3 = l2;
-  lay.bth = l2 + l3_len + kUdpHdrSize;
-  lay.payload = lay.bth + kBthSize + ext;
+  lay.bth = l2 + l3_len + sizeof(wire::UdpHdr);
+  lay.payload = lay.bth + sizeof(wire::Bth) + ext_headers_size(oi.bits);
   lay.payload_len = payload_len;
   lay.icrc = lay.payload + payload_len + pad;
-  out->assign(lay.icrc + kIcrcSize, std::byte{0});
-  std::byte* f = out->data();
+  out->assign(lay.icrc + wire::kIcrcSize, std::byte{0});
+  const std::span<std::byte> f(*out);
 
-  // Ethernet
-  std::memcpy(f, path.dmac.data(), 6);
-  std::memcpy(f + 6, path.smac.data(), 6);
-  size_t off = 12;
-  if (path.vlan != kNoVlan) {
-    put16(f + off, kEtherTypeVlan);
-    put16(f + off + 2, static_cast<uint16_t>(path.vlan & 0x0fff));
-    off += kVlanTagSize;
-  }
-  put16(f + off, path.ipv4 ? kEtherTypeIpv4 : kEtherTypeIpv6);
-
-  // IP
-  std::byte* ip = f + lay.l3;
-  if (path.ipv4) {
-    put8(ip, 0x45);
-    put8(ip + 1, path.traffic_class);
-    put16(ip + 2, static_cast<uint16_t>(kIpv4HdrSize + udp_len));
-    put16(ip + 6, 0x4000);  // don't fragment
-    put8(ip + 8, path.hop_limit);
-    put8(ip + 9, 17);  // UDP
-    std::memcpy(ip + 12, path.sgid.data() + 12, 4);
-    std::memcpy(ip + 16, path.dgid.data() + 12, 4);
-    put16(ip + 10, ipv4_checksum(ip));
-  } else {
-    put32(ip, (6U << 28) | (static_cast<uint32_t>(path.traffic_class) << 20) |
-                  (path.flow_label & 0xfffff));
-    put16(ip + 4, static_cast<uint16_t>(udp_len));
-    put8(ip + 6, 17);
-    put8(ip + 7, path.hop_limit);
-    std::memcpy(ip + 8, path.sgid.data(), 16);
-    std::memcpy(ip + 24, path.dgid.data(), 16);
-  }
-
-  // UDP (checksum 0: RoCEv2 relies on the ICRC)
-  std::byte* udp = f + lay.l3 + l3_len;
-  put16(udp, path.udp_sport);
-  put16(udp + 2, kUdpPort);
-  put16(udp + 4, static_cast<uint16_t>(udp_len));
-
-  // BTH
-  const Bth& b = pkt.bth;
-  std::byte* bth = f + lay.bth;
-  put8(bth, b.opcode);
-  put8(bth + 1, static_cast<uint8_t>((b.solicited ? 0x80 : 0) | (b.mig_req ? 0x40 : 0) |
-                                     (pad << 4)));  // TVer 0
-  put16(bth + 2, b.pkey);
-  put8(bth + 4, b.becn ? 0x40 : 0);
-  put24(bth + 5, b.dest_qp & kQpnMask);
-  put8(bth + 8, b.ack_req ? 0x80 : 0);
-  put24(bth + 9, b.psn & kPsnMask);
-
-  // Extended headers, in the order IBA defines.
-  std::byte* p = bth + kBthSize;
-  if ((oi.bits & kHasDeth) != 0) {
-    put32(p, pkt.deth.qkey);
-    put24(p + 5, pkt.deth.src_qp & kQpnMask);
-    p += kDethSize;
-  }
-  if ((oi.bits & kHasReth) != 0) {
-    put64(p, pkt.reth.va);
-    put32(p + 8, pkt.reth.rkey);
-    put32(p + 12, pkt.reth.length);
-    p += kRethSize;
-  }
-  if ((oi.bits & kHasAtomicEth) != 0) {
-    put64(p, pkt.atomic.va);
-    put32(p + 8, pkt.atomic.rkey);
-    put64(p + 12, pkt.atomic.swap_add);
-    put64(p + 20, pkt.atomic.compare);
-    p += kAtomicEthSize;
-  }
-  if ((oi.bits & kHasAeth) != 0) {
-    put8(p, pkt.aeth_syndrome);
-    put24(p + 1, pkt.aeth_msn & 0xffffff);
-    p += kAethSize;
-  }
-  if ((oi.bits & kHasAtomicAckEth) != 0) {
-    put64(p, pkt.atomic_ack);
-    p += kAtomicAckEthSize;
-  }
-  if ((oi.bits & kHasImm) != 0) {
-    put32(p, pkt.imm);
-    p += kImmSize;
-  }
-  if ((oi.bits & kHasIeth) != 0) {
-    put32(p, pkt.ieth);
-  }
+  put_l2(f, path);
+  put_l3(f, lay.l3, path, udp_len);
+  // UDP checksum 0: RoCEv2 relies on the ICRC.
+  wire::UdpHdr udp{};
+  udp.sport.set(path.udp_sport);
+  udp.dport.set(kUdpPort);
+  udp.length.set(udp_len);
+  wire::store(f, lay.l3 + l3_len, udp);
+  put_bth(f, lay.bth, pkt.bth, pad);
+  put_ext(f, lay.bth + sizeof(wire::Bth), pkt, oi.bits);
   return lay;
 }
 
 void seal_frame(std::span<std::byte> frame, const FrameLayout& lay) {
-  const bool ipv4 = get8(frame.data() + lay.l3) >> 4 == 4;
+  const bool ipv4 = lay.bth - lay.l3 == sizeof(wire::Ipv4Hdr) + sizeof(wire::UdpHdr);
   const uint32_t icrc = compute_icrc(frame, lay.l3, lay.bth, lay.icrc, ipv4);
   // The ICRC goes on the wire least significant byte first.
-  for (size_t i = 0; i < kIcrcSize; ++i) {
+  for (size_t i = 0; i < wire::kIcrcSize; ++i) {
     frame[lay.icrc + i] = std::byte(icrc >> (8 * i));
   }
 }
@@ -354,169 +388,213 @@ const char* decode_status_name(DecodeStatus s) noexcept {
   return "?";
 }
 
-DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt) {
-  const std::byte* f = frame.data();
-  const size_t n = frame.size();
-  if (n < kEthHdrSize) {
+// ---------------------------------------------------------------------------
+// Decoding.  Every length is checked against the frame before the header
+// it covers is read.
+
+namespace {
+
+// Ethernet and an optional 802.1Q tag: the EtherType and where L3 starts.
+DecodeStatus parse_l2(std::span<const std::byte> f, Path* path, uint16_t* ethertype, size_t* l3) {
+  if (f.size() < sizeof(wire::EthHdr)) {
     return DecodeStatus::kNotRoce;
   }
-  Path& path = pkt->path;
-  std::memcpy(path.dmac.data(), f, 6);
-  std::memcpy(path.smac.data(), f + 6, 6);
-  size_t off = 12;
-  uint16_t ethertype = get16(f + off);
-  path.vlan = kNoVlan;
-  if (ethertype == kEtherTypeVlan) {
-    if (n < kEthHdrSize + kVlanTagSize) {
+  const auto eth = wire::load<wire::EthHdr>(f, 0);
+  path->dmac = eth.dst;
+  path->smac = eth.src;
+  path->vlan = kNoVlan;
+  *ethertype = wire::get16(eth.ethertype);
+  *l3 = sizeof(eth);
+  if (*ethertype == wire::kEtherTypeVlan) {
+    if (f.size() < sizeof(eth) + sizeof(wire::VlanTag)) {
       return DecodeStatus::kNotRoce;
     }
-    path.vlan = get16(f + off + 2) & 0x0fff;
-    off += kVlanTagSize;
-    ethertype = get16(f + off);
+    const auto tag = wire::load<wire::VlanTag>(f, sizeof(eth));
+    path->vlan = wire::get16(tag.tci) & wire::kVlanIdMask;
+    *ethertype = wire::get16(tag.ethertype);
+    *l3 += sizeof(tag);
   }
-  const size_t l3 = off + 2;
-  size_t l4 = 0;
-  size_t end = 0;  // end of the IP datagram
-  if (ethertype == kEtherTypeIpv4) {
-    if (n < l3 + kIpv4HdrSize) {
-      return DecodeStatus::kNotRoce;
-    }
-    const std::byte* ip = f + l3;
-    if (get8(ip) != 0x45 || get8(ip + 9) != 17) {
-      return DecodeStatus::kNotRoce;  // options, or not UDP
-    }
-    if ((get16(ip + 6) & 0x3fff) != 0) {
-      return DecodeStatus::kNotRoce;  // a fragment
-    }
-    if (ipv4_checksum(ip) != 0) {
-      return DecodeStatus::kMalformed;
-    }
-    const size_t total = get16(ip + 2);
-    if (total < kIpv4HdrSize + kUdpHdrSize || l3 + total > n) {
-      return DecodeStatus::kMalformed;
-    }
-    path.ipv4 = true;
-    path.traffic_class = get8(ip + 1);
-    path.hop_limit = get8(ip + 8);
-    path.flow_label = 0;
-    path.sgid = Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    path.dgid = path.sgid;
-    std::memcpy(path.sgid.data() + 12, ip + 12, 4);
-    std::memcpy(path.dgid.data() + 12, ip + 16, 4);
-    l4 = l3 + kIpv4HdrSize;
-    end = l3 + total;
-  } else if (ethertype == kEtherTypeIpv6) {
-    if (n < l3 + kIpv6HdrSize) {
-      return DecodeStatus::kNotRoce;
-    }
-    const std::byte* ip = f + l3;
-    const uint32_t w0 = get32(ip);
-    if ((w0 >> 28) != 6 || get8(ip + 6) != 17) {
-      return DecodeStatus::kNotRoce;
-    }
-    const size_t plen = get16(ip + 4);
-    if (plen < kUdpHdrSize || l3 + kIpv6HdrSize + plen > n) {
-      return DecodeStatus::kMalformed;
-    }
-    path.ipv4 = false;
-    path.traffic_class = static_cast<uint8_t>(w0 >> 20);
-    path.flow_label = w0 & 0xfffff;
-    path.hop_limit = get8(ip + 7);
-    std::memcpy(path.sgid.data(), ip + 8, 16);
-    std::memcpy(path.dgid.data(), ip + 24, 16);
-    l4 = l3 + kIpv6HdrSize;
-    end = l4 + plen;
+  return DecodeStatus::kOk;
+}
+
+DecodeStatus parse_ipv4(std::span<const std::byte> f, FrameBounds* b, Path* path) {
+  if (f.size() < b->l3 + sizeof(wire::Ipv4Hdr)) {
+    return DecodeStatus::kNotRoce;
+  }
+  const auto ip = wire::load<wire::Ipv4Hdr>(f, b->l3);
+  if (ip.version_ihl != wire::kIpv4VersionIhl || ip.protocol != wire::kIpProtoUdp) {
+    return DecodeStatus::kNotRoce;  // options, or not UDP
+  }
+  if ((wire::get16(ip.frag) & wire::kIpv4FragmentMask) != 0) {
+    return DecodeStatus::kNotRoce;  // a fragment
+  }
+  if (ipv4_checksum(ip) != 0) {
+    return DecodeStatus::kMalformed;
+  }
+  const size_t total = wire::get16(ip.total_length);
+  if (total < sizeof(ip) + sizeof(wire::UdpHdr) || b->l3 + total > f.size()) {
+    return DecodeStatus::kMalformed;
+  }
+  path->ipv4 = true;
+  path->traffic_class = ip.tos;
+  path->hop_limit = ip.ttl;
+  path->flow_label = 0;
+  path->sgid = ipv4_mapped(ip.saddr);
+  path->dgid = ipv4_mapped(ip.daddr);
+  b->ipv4 = true;
+  b->l4 = b->l3 + sizeof(ip);
+  b->end = b->l3 + total;
+  return DecodeStatus::kOk;
+}
+
+DecodeStatus parse_ipv6(std::span<const std::byte> f, FrameBounds* b, Path* path) {
+  if (f.size() < b->l3 + sizeof(wire::Ipv6Hdr)) {
+    return DecodeStatus::kNotRoce;
+  }
+  const auto ip = wire::load<wire::Ipv6Hdr>(f, b->l3);
+  const uint32_t w0 = wire::get32(ip.version_class_flow);
+  if ((w0 >> wire::kIpv6VersionShift) != 6 || ip.next_header != wire::kIpProtoUdp) {
+    return DecodeStatus::kNotRoce;
+  }
+  const size_t plen = wire::get16(ip.payload_length);
+  if (plen < sizeof(wire::UdpHdr) || b->l3 + sizeof(ip) + plen > f.size()) {
+    return DecodeStatus::kMalformed;
+  }
+  path->ipv4 = false;
+  path->traffic_class = static_cast<uint8_t>(w0 >> wire::kIpv6ClassShift);
+  path->flow_label = w0 & wire::kIpv6FlowLabelMask;
+  path->hop_limit = ip.hop_limit;
+  path->sgid = ip.saddr;
+  path->dgid = ip.daddr;
+  b->ipv4 = false;
+  b->l4 = b->l3 + sizeof(ip);
+  b->end = b->l4 + plen;
+  return DecodeStatus::kOk;
+}
+
+// UDP to the RoCEv2 port, with room for a BTH and an ICRC.
+DecodeStatus parse_udp(std::span<const std::byte> f, FrameBounds* b, Path* path) {
+  const auto udp = wire::load<wire::UdpHdr>(f, b->l4);
+  if (wire::get16(udp.dport) != kUdpPort) {
+    return DecodeStatus::kNotRoce;
+  }
+  path->udp_sport = wire::get16(udp.sport);
+  const size_t len = wire::get16(udp.length);
+  if (len != b->end - b->l4 || len < sizeof(udp) + sizeof(wire::Bth) + wire::kIcrcSize) {
+    return DecodeStatus::kMalformed;
+  }
+  b->bth = b->l4 + sizeof(udp);
+  return DecodeStatus::kOk;
+}
+
+DecodeStatus parse_bth(std::span<const std::byte> f, size_t off, Bth* b) {
+  const auto h = wire::load<wire::Bth>(f, off);
+  if ((h.flags & wire::kBthVersionMask) != 0) {
+    return DecodeStatus::kMalformed;  // transport header version must be 0
+  }
+  b->opcode = h.opcode;
+  b->solicited = (h.flags & wire::kBthSolicited) != 0;
+  b->mig_req = (h.flags & wire::kBthMigReq) != 0;
+  b->pad = static_cast<uint8_t>((h.flags & wire::kBthPadMask) >> wire::kBthPadShift);
+  b->pkey = wire::get16(h.pkey);
+  b->becn = (h.fecn_becn & wire::kBthBecn) != 0;
+  b->dest_qp = wire::get24(h.dest_qp);
+  b->ack_req = (h.ack_req & wire::kBthAckReq) != 0;
+  b->psn = wire::get24(h.psn);
+  return DecodeStatus::kOk;
+}
+
+// The extended headers; the caller has checked that they fit.
+void parse_ext(std::span<const std::byte> f, size_t off, uint16_t bits, Packet* pkt) {
+  if ((bits & kHasDeth) != 0) {
+    const auto h = wire::load<wire::Deth>(f, off);
+    pkt->deth = {wire::get32(h.qkey), wire::get24(h.src_qp)};
+    off += sizeof(h);
+  }
+  if ((bits & kHasReth) != 0) {
+    const auto h = wire::load<wire::Reth>(f, off);
+    pkt->reth = {wire::get64(h.va), wire::get32(h.rkey), wire::get32(h.dma_length)};
+    off += sizeof(h);
+  }
+  if ((bits & kHasAtomicEth) != 0) {
+    const auto h = wire::load<wire::AtomicEth>(f, off);
+    pkt->atomic = {wire::get64(h.va), wire::get32(h.rkey), wire::get64(h.swap_add),
+                   wire::get64(h.compare)};
+    off += sizeof(h);
+  }
+  if ((bits & kHasAeth) != 0) {
+    const auto h = wire::load<wire::Aeth>(f, off);
+    pkt->aeth_syndrome = h.syndrome;
+    pkt->aeth_msn = wire::get24(h.msn);
+    off += sizeof(h);
+  }
+  if ((bits & kHasAtomicAckEth) != 0) {
+    pkt->atomic_ack = wire::get64(wire::load<wire::AtomicAckEth>(f, off).original);
+    off += sizeof(wire::AtomicAckEth);
+  }
+  if ((bits & kHasImm) != 0) {
+    pkt->imm = wire::get32(wire::load<wire::ImmDt>(f, off).imm);
+    off += sizeof(wire::ImmDt);
+  }
+  if ((bits & kHasIeth) != 0) {
+    pkt->ieth = wire::get32(wire::load<wire::Ieth>(f, off).rkey);
+  }
+}
+
+uint32_t wire_icrc(std::span<const std::byte> f, size_t off) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < wire::kIcrcSize; ++i) {
+    v |= static_cast<uint32_t>(std::to_integer<uint8_t>(f[off + i])) << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBounds* b) {
+  uint16_t ethertype = 0;
+  DecodeStatus st = parse_l2(frame, path, &ethertype, &b->l3);
+  if (st != DecodeStatus::kOk) {
+    return st;
+  }
+  if (ethertype == wire::kEtherTypeIpv4) {
+    st = parse_ipv4(frame, b, path);
+  } else if (ethertype == wire::kEtherTypeIpv6) {
+    st = parse_ipv6(frame, b, path);
   } else {
     return DecodeStatus::kNotRoce;
   }
+  return st == DecodeStatus::kOk ? parse_udp(frame, b, path) : st;
+}
 
-  const std::byte* udp = f + l4;
-  if (get16(udp + 2) != kUdpPort) {
-    return DecodeStatus::kNotRoce;
+DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt) {
+  FrameBounds b;
+  DecodeStatus st = locate_frame(frame, &pkt->path, &b);
+  if (st == DecodeStatus::kOk) {
+    st = parse_bth(frame, b.bth, &pkt->bth);
   }
-  path.udp_sport = get16(udp);
-  const size_t udp_len = get16(udp + 4);
-  if (udp_len != end - l4 || udp_len < kUdpHdrSize + kBthSize + kIcrcSize) {
-    return DecodeStatus::kMalformed;
+  if (st != DecodeStatus::kOk) {
+    return st;
   }
-
-  const size_t bth_off = l4 + kUdpHdrSize;
-  const std::byte* bth = f + bth_off;
-  Bth& b = pkt->bth;
-  b.opcode = get8(bth);
-  const uint8_t flags = get8(bth + 1);
-  if ((flags & 0x0f) != 0) {
-    return DecodeStatus::kMalformed;  // transport header version must be 0
-  }
-  b.solicited = (flags & 0x80) != 0;
-  b.mig_req = (flags & 0x40) != 0;
-  b.pad = (flags >> 4) & 3;
-  b.pkey = get16(bth + 2);
-  b.becn = (get8(bth + 4) & 0x40) != 0;
-  b.dest_qp = get24(bth + 5);
-  b.ack_req = (get8(bth + 8) & 0x80) != 0;
-  b.psn = get24(bth + 9);
-
-  const OpcodeInfo& oi = opcode_info(b.opcode);
+  const OpcodeInfo& oi = opcode_info(pkt->bth.opcode);
   if (oi.kind == OpKind::kInvalid) {
     return DecodeStatus::kBadOpcode;
   }
-  const size_t ext = ext_headers_size(oi.bits);
-  const size_t icrc_off = end - kIcrcSize;
-  if (bth_off + kBthSize + ext > icrc_off) {
+  const size_t payload = b.bth + sizeof(wire::Bth) + ext_headers_size(oi.bits);
+  const size_t icrc = b.end - wire::kIcrcSize;
+  if (payload > icrc) {
     return DecodeStatus::kMalformed;
   }
-  const size_t payload_off = bth_off + kBthSize + ext;
-  const size_t payload_and_pad = icrc_off - payload_off;
-  if (b.pad > payload_and_pad || ((oi.bits & kHasPayload) == 0 && payload_and_pad != 0)) {
+  const size_t payload_and_pad = icrc - payload;
+  if (pkt->bth.pad > payload_and_pad || ((oi.bits & kHasPayload) == 0 && payload_and_pad != 0)) {
     return DecodeStatus::kMalformed;
   }
-
-  uint32_t wire_icrc = 0;
-  for (size_t i = 0; i < kIcrcSize; ++i) {
-    wire_icrc |= static_cast<uint32_t>(get8(f + icrc_off + i)) << (8 * i);
-  }
-  if (compute_icrc(frame, l3, bth_off, icrc_off, path.ipv4) != wire_icrc) {
+  if (compute_icrc(frame, b.l3, b.bth, icrc, b.ipv4) != wire_icrc(frame, icrc)) {
     return DecodeStatus::kBadIcrc;
   }
-
-  const std::byte* p = bth + kBthSize;
-  if ((oi.bits & kHasDeth) != 0) {
-    pkt->deth.qkey = get32(p);
-    pkt->deth.src_qp = get24(p + 5);
-    p += kDethSize;
-  }
-  if ((oi.bits & kHasReth) != 0) {
-    pkt->reth.va = get64(p);
-    pkt->reth.rkey = get32(p + 8);
-    pkt->reth.length = get32(p + 12);
-    p += kRethSize;
-  }
-  if ((oi.bits & kHasAtomicEth) != 0) {
-    pkt->atomic.va = get64(p);
-    pkt->atomic.rkey = get32(p + 8);
-    pkt->atomic.swap_add = get64(p + 12);
-    pkt->atomic.compare = get64(p + 20);
-    p += kAtomicEthSize;
-  }
-  if ((oi.bits & kHasAeth) != 0) {
-    pkt->aeth_syndrome = get8(p);
-    pkt->aeth_msn = get24(p + 1);
-    p += kAethSize;
-  }
-  if ((oi.bits & kHasAtomicAckEth) != 0) {
-    pkt->atomic_ack = get64(p);
-    p += kAtomicAckEthSize;
-  }
-  if ((oi.bits & kHasImm) != 0) {
-    pkt->imm = get32(p);
-    p += kImmSize;
-  }
-  if ((oi.bits & kHasIeth) != 0) {
-    pkt->ieth = get32(p);
-  }
-  pkt->payload = frame.subspan(payload_off, payload_and_pad - b.pad);
-  pkt->l3 = frame.subspan(l3, path.ipv4 ? kIpv4HdrSize : kIpv6HdrSize);
+  parse_ext(frame, b.bth + sizeof(wire::Bth), oi.bits, pkt);
+  pkt->payload = frame.subspan(payload, payload_and_pad - pkt->bth.pad);
+  pkt->l3 = frame.subspan(b.l3, b.l4 - b.l3);
   return DecodeStatus::kOk;
 }
 

@@ -16,26 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "roce/headers.h"
+
 namespace vrnicd::roce {
 
 constexpr uint16_t kUdpPort = 4791;
-constexpr size_t kEthHdrSize = 14;
-constexpr size_t kVlanTagSize = 4;
-constexpr size_t kIpv4HdrSize = 20;
-constexpr size_t kIpv6HdrSize = 40;
-constexpr size_t kUdpHdrSize = 8;
-constexpr size_t kBthSize = 12;
-constexpr size_t kRethSize = 16;
-constexpr size_t kAethSize = 4;
-constexpr size_t kAtomicEthSize = 28;
-constexpr size_t kAtomicAckEthSize = 8;
-constexpr size_t kImmSize = 4;
-constexpr size_t kIethSize = 4;
-constexpr size_t kDethSize = 8;
-constexpr size_t kIcrcSize = 4;
-constexpr uint16_t kEtherTypeIpv4 = 0x0800;
-constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
-constexpr uint16_t kEtherTypeVlan = 0x8100;
+constexpr size_t kIpv4HdrSize = sizeof(wire::Ipv4Hdr);
+constexpr size_t kIpv6HdrSize = sizeof(wire::Ipv6Hdr);
 constexpr uint32_t kPsnMask = 0xffffff;
 constexpr uint32_t kQpnMask = 0xffffff;
 constexpr uint32_t kMulticastQpn = 0xffffff;  // the DQPN of a multicast datagram
@@ -230,6 +217,20 @@ enum class DecodeStatus : uint8_t {
   kBadOpcode,  // an opcode vrnic does not know
 };
 const char* decode_status_name(DecodeStatus s) noexcept;
+
+// Where the layers of a RoCEv2 frame start, as offsets into the frame.
+struct FrameBounds {
+  size_t l3 = 0;   // the IP header
+  size_t l4 = 0;   // the UDP header
+  size_t bth = 0;  // the BTH: the UDP payload
+  size_t end = 0;  // the end of the IP datagram (the frame may be padded)
+  bool ipv4 = true;
+};
+
+// The network layers only: Ethernet (802.1Q tagged or not), IPv4 without
+// options or IPv6, and UDP to port 4791 with room for a BTH and an ICRC.
+// Fills in the addressing part of path.  kNotRoce for any other frame.
+DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBounds* bounds);
 
 // Parse a frame.  On kOk, pkt's payload points into frame.
 DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt);
