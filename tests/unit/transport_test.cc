@@ -32,6 +32,7 @@ class FakeEnv final : public QpEnv {
   std::vector<SendWqe> sq;
   std::deque<RecvWqe> rq;
   uint32_t rq_index = 0;
+  uint32_t retired = 0;  // send WQEs retired: the device's sq_ci
   std::vector<Completion> send_cqes;
   std::vector<Completion> recv_cqes;
   std::vector<std::vector<std::byte>> out;
@@ -153,13 +154,19 @@ class FakeEnv final : public QpEnv {
     return true;
   }
   bool has_srq() override { return srq; }
-  void complete_send(const Completion& c) override { send_cqes.push_back(c); }
+  void retire_send(uint32_t next_index) override {
+    EXPECT_GE(next_index, retired);  // in order, never back
+    retired = next_index;
+  }
+  void complete_send(const Completion& c) override {
+    EXPECT_GT(retired, c.wqe_idx);  // the slot is free before the CQE
+    send_cqes.push_back(c);
+  }
   void complete_recv(const Completion& c) override { recv_cqes.push_back(c); }
-  bool transmit(const Packet& pkt, size_t len,
-                const std::function<bool(std::span<std::byte>)>& fill) override {
+  bool transmit(const Packet& pkt, const Payload& payload) override {
     std::vector<std::byte> frame;
-    const FrameLayout lay = build_frame(pkt, len, &frame);
-    if (len != 0 && !fill(std::span(frame).subspan(lay.payload, len))) {
+    const FrameLayout lay = build_frame(pkt, payload.length, &frame);
+    if (!read_payload(payload, std::span(frame).subspan(lay.payload, payload.length))) {
       return false;
     }
     seal_frame(frame, lay);

@@ -103,8 +103,6 @@ uint32_t Qp::send_producer() { return load_le32(dbrec() + offsetof(vrnic_qp_dbre
 
 // The send ring slot of a WQE is free again once the WQE has completed,
 // as on rxe: so at most max_send_wr WQEs are ever outstanding.
-void Qp::publish_sq_ci() { publish_sq_ci(tp.sq_done()); }
-
 void Qp::publish_sq_ci(uint32_t done) {
   if (done != published_sq_ci) {
     published_sq_ci = done;
@@ -359,10 +357,11 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
   return true;
 }
 
+// The transport retires a WQE before its CQE appears: a consumer that
+// polls the CQE may post into the slot at once.
+void Qp::retire_send(uint32_t next_index) { publish_sq_ci(next_index); }
+
 void Qp::complete_send(const roce::Completion& c) {
-  // Retire the WQE (and the unsignaled ones before it) before its CQE
-  // appears: a consumer that polls the CQE may post into the slot at once.
-  publish_sq_ci(c.wqe_idx + 1);
   if (!eng.post_cqe(*send_cq, c, qpn, false)) {
     fatal = true;
   }
@@ -374,15 +373,14 @@ void Qp::complete_recv(const roce::Completion& c) {
   }
 }
 
-bool Qp::transmit(const roce::Packet& pkt, size_t payload_len,
-                  const std::function<bool(std::span<std::byte>)>& fill) {
+bool Qp::transmit(const roce::Packet& pkt, const roce::Payload& payload) {
   std::vector<std::byte> frame;
   if (!eng.free_frames_.empty()) {
     frame = std::move(eng.free_frames_.back());
     eng.free_frames_.pop_back();
   }
-  const roce::FrameLayout lay = roce::build_frame(pkt, payload_len, &frame);
-  if (payload_len != 0 && !fill(std::span(frame).subspan(lay.payload, payload_len))) {
+  const roce::FrameLayout lay = roce::build_frame(pkt, payload.length, &frame);
+  if (!read_payload(payload, std::span(frame).subspan(lay.payload, payload.length))) {
     eng.free_frames_.push_back(std::move(frame));
     return false;
   }
@@ -962,13 +960,12 @@ uint8_t Engine::modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr& a) {
   }
   if (next != cur) {
     qp->tp.set_state(next);
-    qp->publish_sq_ci();
     if (next == roce::QpState::kReset) {
       // Back to empty rings: the driver restarts its producers at 0.
       qp->rq_ci = 0;
       qp->seen_sq_pi = qp->seen_rq_pi = 0;
       qp->published_sq_ci = UINT32_MAX;
-      qp->publish_sq_ci();
+      qp->publish_sq_ci(0);
       vrnic::store_release32(qp->dbrec() + offsetof(vrnic_qp_dbrec, rq_ci), 0);
     }
   }
@@ -1230,7 +1227,6 @@ void Engine::deliver_decoded(std::span<const std::byte> frame, roce::DecodeStatu
   }
   count_qp_rx(*qp, frame.size());
   qp->tp.receive(pkt);
-  qp->publish_sq_ci();
   if (qp->fatal) {
     step_qp(*qp);
   }
@@ -1273,7 +1269,6 @@ void Engine::step_qp(Qp& qp) {
     qp.fatal = false;
     host_.async_event(VRNIC_EQE_TYPE_QP_FATAL, qp.qpn, 0);
     qp.tp.set_state(roce::QpState::kErr);
-    qp.publish_sq_ci();
   }
 }
 
@@ -1296,7 +1291,6 @@ bool Engine::poll() {
     Qp& qp = *q;
     if (qp.tp.next_deadline() <= now) {
       progress |= qp.tp.timer_step();
-      qp.publish_sq_ci();
     }
     const uint32_t spi = qp.send_producer();
     const uint32_t rpi = qp.recv_producer();
@@ -1304,7 +1298,6 @@ bool Engine::poll() {
       qp.seen_sq_pi = spi;
       qp.seen_rq_pi = rpi;
       progress |= qp.tp.send_step(kSendBudget);
-      qp.publish_sq_ci();
     }
     if (qp.fatal) {
       step_qp(qp);

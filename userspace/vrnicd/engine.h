@@ -67,10 +67,10 @@ class Qp final : public roce::QpEnv {
   uint32_t send_producer() override;
   bool take_recv_wqe(roce::RecvWqe* wqe, bool* bad) override;
   bool has_srq() override { return srq != nullptr; }
+  void retire_send(uint32_t next_index) override;
   void complete_send(const roce::Completion& c) override;
   void complete_recv(const roce::Completion& c) override;
-  bool transmit(const roce::Packet& pkt, size_t payload_len,
-                const std::function<bool(std::span<std::byte>)>& fill) override;
+  bool transmit(const roce::Packet& pkt, const roce::Payload& payload) override;
   void event(roce::QpEvent e) override;
   uint64_t now_us() override;
   void count_retransmit() override;
@@ -82,7 +82,6 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] uint32_t recv_producer() const;
   // A per-QP event: the port's counter and the QP's counter set, if any.
   void count(vrnic_stat s, uint64_t n = 1);
-  void publish_sq_ci();
   void publish_sq_ci(uint32_t done);
   [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
 

@@ -17,7 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <span>
 #include <vector>
 
@@ -159,7 +158,26 @@ constexpr uint32_t kAccessRemoteWrite = VRNIC_ACCESS_REMOTE_WRITE;
 constexpr uint32_t kAccessRemoteRead = VRNIC_ACCESS_REMOTE_READ;
 constexpr uint32_t kAccessRemoteAtomic = VRNIC_ACCESS_REMOTE_ATOMIC;
 
-// What a QP's transport needs from the device around it.
+// Where the payload of a packet to send comes from.  The environment
+// copies it straight into the frame it builds.
+struct Payload {
+  enum class Source : uint8_t {
+    kNone,
+    kBytes,   // bytes[offset ...]: inline data
+    kLocal,   // the SGEs' memory (lkeys) from offset into the message
+    kRemote,  // a READ response: the region of rkey at va
+  };
+  Source source = Source::kNone;
+  std::span<const std::byte> bytes;
+  std::span<const Sge> sges;
+  uint32_t rkey = 0;
+  uint64_t va = 0;
+  uint64_t offset = 0;
+  size_t length = 0;
+};
+
+// What a QP's transport needs from the device around it.  The transport
+// calls down into it, and it never calls back up.
 class QpEnv {
  public:
   QpEnv() = default;
@@ -193,14 +211,15 @@ class QpEnv {
   // Receive ring only (not SRQ): the WQE at index, for flushing.
   virtual bool has_srq() = 0;
 
+  // Send WQEs before next_index are complete (signaled or not): their ring
+  // slots are free again.  Called before the completion of the last one.
+  virtual void retire_send(uint32_t next_index) = 0;
   virtual void complete_send(const Completion& c) = 0;
   virtual void complete_recv(const Completion& c) = 0;
 
-  // Send a packet whose payload_len bytes of payload fill() writes into
-  // the frame.  fill returns false when the memory is gone, and the packet
-  // is not sent.
-  virtual bool transmit(const Packet& pkt, size_t payload_len,
-                        const std::function<bool(std::span<std::byte>)>& fill) = 0;
+  // Send a packet with payload.length bytes of payload from where payload
+  // says.  false when that memory is gone: the packet is not sent.
+  virtual bool transmit(const Packet& pkt, const Payload& payload) = 0;
   virtual void event(QpEvent e) = 0;
   virtual uint64_t now_us() = 0;
   // Counters.
@@ -209,6 +228,11 @@ class QpEnv {
   virtual void count_seq_nak(bool sent) { (void)sent; }
   virtual void count_duplicate() {}
   virtual void count_wqe() {}
+
+ protected:
+  // Copy a payload into dst (payload.length bytes), through the memory
+  // access above; for transmit() implementations.
+  bool read_payload(const Payload& payload, std::span<std::byte> dst);
 };
 
 struct QpConfig {
@@ -303,30 +327,61 @@ class QpTransport {
     bool pending = false;
   };
 
-  // Requester
+  // Requester (requester.cc)
   bool start_next_wqe();
+  [[nodiscard]] bool window_has_room() const;
+  [[nodiscard]] bool rd_atomic_allows(const SendOp& op) const;
+  [[nodiscard]] bool opcode_allowed(const SendWqe& w) const;
   bool validate_wqe(SendOp& op, WcStatus* status);
+  bool fail_wqe(SendOp op, WcStatus status);
+  [[nodiscard]] Packet request_packet(const SendOp& op, uint32_t k, Payload* payload) const;
+  static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
+  void address_datagram(const SendWqe& w, Packet* p) const;
   bool transmit_packet(SendOp& op);
+  int transmit_step();
+  bool respond_step(int* budget);
   void complete_ops();
   void fail_op(SendOp& op, WcStatus status);
   void enter_error();
   bool flush_step();
   void ack_up_to(uint32_t psn);
   void rewind_to(uint32_t psn);
+  void rerequest_from(uint32_t expected);
   void arm_retry_timer();
   [[nodiscard]] bool window_open(const SendOp& op) const;
-  void on_response(const Packet& pkt);
   [[nodiscard]] size_t outstanding_rd_atomic() const;
   [[nodiscard]] uint32_t acked_psn() const;
   bool check_implied_nak(uint32_t psn);
 
-  // Responder
+  // Completer: one handler per kind of response (requester.cc)
+  void on_response(const Packet& pkt);
+  SendOp* op_at(uint32_t psn);
+  bool on_ack(uint32_t psn);
+  void on_nak(const Packet& pkt);
+  void on_rnr_nak(SendOp& op, uint32_t psn, uint8_t timer);
+  bool on_read_response(const Packet& pkt, const OpcodeInfo& oi);
+  bool on_atomic_ack(const Packet& pkt);
+
+  // Responder: one handler per kind of request (responder.cc)
   void on_request(const Packet& pkt);
+  bool in_sequence(const Packet& pkt);
+  [[nodiscard]] bool continues_message(const OpcodeInfo& oi, size_t plen) const;
+  bool on_send(const Packet& pkt, const OpcodeInfo& oi);
+  bool place_send(const Packet& pkt, const OpcodeInfo& oi);
+  bool on_write(const Packet& pkt, const OpcodeInfo& oi);
+  bool start_write(const Reth& reth);
+  [[nodiscard]] bool write_fits(size_t plen, bool last) const;
+  void on_read_request(const Packet& pkt);
+  void on_atomic(const Packet& pkt);
   void on_request_uc(const Packet& pkt);
+  void uc_send(const Packet& pkt, const OpcodeInfo& oi);
+  void uc_write(const Packet& pkt, const OpcodeInfo& oi);
   void on_request_ud(const Packet& pkt);
   void respond_duplicate(const Packet& pkt);
+  void remember(const Resource& r);
   void send_ack(uint8_t syndrome, uint32_t psn);
   void send_nak(NakCode code, uint32_t psn);
+  void send_atomic_ack(uint32_t psn, uint64_t original);
   bool send_read_responses(Resource& r, int* budget);
   void responder_error(NakCode code, uint32_t psn, QpEvent event);
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);

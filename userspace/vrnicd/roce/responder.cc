@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The responder of a QP (IBA 9.7.5): requests become memory accesses,
+// receive completions and responses.  RC checks every PSN, answers in
+// order and keeps its READ and atomic results to answer duplicates; UC
+// drops what it cannot place; UD places datagrams behind a GRH.
+#include <algorithm>
+#include <cstring>
+
+#include "roce/psn.h"
+#include "roce/transport.h"
+#include "roce/transport_impl.h"
+
+namespace vrnicd::roce {
+
+void QpTransport::send_ack(uint8_t syndrome, uint32_t psn) {
+  Packet p = new_packet(kAcknowledge, psn);
+  p.aeth_syndrome = syndrome;
+  p.aeth_msn = msn_;
+  env_.transmit(p, Payload{});
+}
+
+void QpTransport::send_nak(NakCode code, uint32_t psn) {
+  send_ack(aeth_syndrome(kAethNak, code), psn);
+}
+
+void QpTransport::send_atomic_ack(uint32_t psn, uint64_t original) {
+  Packet p = new_packet(kAtomicAcknowledge, psn);
+  p.aeth_syndrome = kAethAckNoCredits;
+  p.aeth_msn = msn_;
+  p.atomic_ack = original;
+  env_.transmit(p, Payload{});
+}
+
+// A request the QP cannot carry out: RC says why, and the QP goes to error.
+void QpTransport::responder_error(NakCode code, uint32_t psn, QpEvent event) {
+  if (cfg_.type == QpType::kRc) {
+    send_nak(code, psn);
+  }
+  env_.event(event);
+  enter_error();
+}
+
+void QpTransport::complete_recv(WcStatus status, uint32_t byte_len, const Packet* last) {
+  Completion c;
+  c.wr_id = recv_.wr_id;
+  c.wqe_idx = recv_.index;
+  c.opcode = WcOpcode::kRecv;
+  c.status = status;
+  c.byte_len = byte_len;
+  if (last != nullptr) {
+    const OpcodeInfo& oi = opcode_info(last->bth.opcode);
+    if ((oi.bits & kHasImm) != 0) {
+      c.has_imm = true;
+      c.imm = last->imm;
+    }
+    if (oi.kind == OpKind::kWrite) {
+      c.opcode = WcOpcode::kRecvWriteImm;
+    }
+    c.solicited = last->bth.solicited;
+  }
+  env_.complete_recv(c);
+}
+
+// Take the receive WQE for a new message; without one, RC answers RNR.
+bool QpTransport::take_recv(uint32_t psn) {
+  bool bad = false;
+  if (env_.take_recv_wqe(&recv_, &bad)) {
+    return true;
+  }
+  if (bad) {
+    complete_recv(WcStatus::kLocQpOpErr, 0, nullptr);
+    responder_error(kNakRemoteOperationalError, psn, QpEvent::kFatal);
+    return false;
+  }
+  if (cfg_.type == QpType::kRc) {
+    send_ack(aeth_syndrome(kAethRnrNak, cfg_.min_rnr_timer), psn);
+    env_.count_rnr_nak(true);
+  }
+  return false;
+}
+
+// A READ or atomic carried out, kept to answer a repeat of it.
+void QpTransport::remember(const Resource& r) {
+  resources_.push_back(r);
+  while (resources_.size() > std::max<size_t>(cfg_.max_dest_rd_atomic, 1) + 4) {
+    resources_.pop_front();
+  }
+}
+
+void QpTransport::respond_duplicate(const Packet& pkt) {
+  const uint32_t psn = pkt.bth.psn;
+  switch (opcode_info(pkt.bth.opcode).kind) {
+    case OpKind::kReadRequest:
+      for (Resource& r : resources_) {
+        const int32_t d = psn_diff(psn, r.first_psn);
+        if (!r.atomic && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
+          r.next_pkt = static_cast<uint32_t>(d);
+          r.pending = true;
+          return;
+        }
+      }
+      return;
+    case OpKind::kAtomic:
+      for (const Resource& r : resources_) {
+        if (r.atomic && r.first_psn == psn) {
+          send_atomic_ack(psn, r.original);
+          return;
+        }
+      }
+      return;
+    default:
+      // Acknowledge everything received so far again.
+      send_ack(kAethAckNoCredits, psn_add(epsn_, kPsnModulo - 1));
+      return;
+  }
+}
+
+bool QpTransport::send_read_responses(Resource& r, int* budget) {
+  bool progress = false;
+  while (r.pending && *budget > 0 && r.next_pkt < r.npkts) {
+    const uint32_t k = r.next_pkt;
+    const uint64_t off = static_cast<uint64_t>(k) * cfg_.mtu;
+    uint8_t o = kReadResponseMiddle;
+    if (r.npkts == 1) {
+      o = kReadResponseOnly;
+    } else if (k == 0) {
+      o = kReadResponseFirst;
+    } else if (k + 1 == r.npkts) {
+      o = kReadResponseLast;
+    }
+    Packet p = new_packet(o, psn_add(r.first_psn, k));
+    p.aeth_syndrome = kAethAckNoCredits;
+    p.aeth_msn = msn_;
+    Payload payload;
+    payload.source = Payload::Source::kRemote;
+    payload.rkey = r.rkey;
+    payload.va = r.va + off;
+    payload.length = static_cast<size_t>(
+        std::min<uint64_t>(cfg_.mtu, r.length - std::min<uint64_t>(off, r.length)));
+    if (!env_.transmit(p, payload)) {
+      // The region went away while we read it.
+      r.pending = false;
+      responder_error(kNakRemoteAccessError, psn_add(r.first_psn, k), QpEvent::kAccessErr);
+      return true;
+    }
+    ++r.next_pkt;
+    --*budget;
+    progress = true;
+  }
+  if (r.next_pkt >= r.npkts) {
+    r.pending = false;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------
+// RC
+
+// The expected PSN goes on; anything else is answered here.  A gap is
+// NAKed once, a duplicate is answered again.
+bool QpTransport::in_sequence(const Packet& pkt) {
+  const int32_t d = psn_diff(pkt.bth.psn, epsn_);
+  if (d > 0) {
+    if (!nak_sent_) {
+      nak_sent_ = true;
+      send_nak(kNakPsnSeqError, epsn_);
+      env_.count_seq_nak(true);
+    }
+    return false;
+  }
+  if (d < 0) {
+    env_.count_duplicate();
+    respond_duplicate(pkt);
+    return false;
+  }
+  return true;
+}
+
+// The opcode must continue the message in progress or start a new one, and
+// only the last packet of a message may be shorter than the MTU.
+bool QpTransport::continues_message(const OpcodeInfo& oi, size_t plen) const {
+  const bool first = (oi.bits & kIsFirst) != 0;
+  const bool last = (oi.bits & kIsLast) != 0;
+  if ((recv_active_ && (oi.kind != OpKind::kSend || first)) ||
+      (write_active_ && (oi.kind != OpKind::kWrite || first)) ||
+      (!recv_active_ && !write_active_ && !first)) {
+    return false;
+  }
+  return (oi.bits & kHasPayload) == 0 || (last ? plen <= cfg_.mtu : plen == cfg_.mtu);
+}
+
+void QpTransport::on_request(const Packet& pkt) {
+  if (!accepts_requests() || !in_sequence(pkt)) {
+    return;
+  }
+  const uint32_t psn = pkt.bth.psn;
+  const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
+  if (!continues_message(oi, pkt.payload.size())) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return;
+  }
+  switch (oi.kind) {
+    case OpKind::kSend:
+      if (!on_send(pkt, oi)) {
+        return;
+      }
+      break;
+    case OpKind::kWrite:
+      if (!on_write(pkt, oi)) {
+        return;
+      }
+      break;
+    case OpKind::kReadRequest:
+      on_read_request(pkt);
+      return;
+    case OpKind::kAtomic:
+      on_atomic(pkt);
+      return;
+    default:
+      responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+      return;
+  }
+  epsn_ = psn_add(psn, 1);
+  nak_sent_ = false;
+  if (pkt.bth.ack_req && state_ != QpState::kErr) {
+    send_ack(kAethAckNoCredits, psn);
+  }
+}
+
+// A SEND packet's payload into the receive WQE; the last one completes it.
+// false: the QP went to error.
+bool QpTransport::place_send(const Packet& pkt, const OpcodeInfo& oi) {
+  const size_t plen = pkt.payload.size();
+  const uint32_t psn = pkt.bth.psn;
+  if (recv_offset_ + plen > recv_.length) {
+    complete_recv(WcStatus::kLocLenErr, 0, nullptr);
+    recv_active_ = false;
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return false;
+  }
+  if (plen != 0 && env_.scatter(std::span(recv_.sge.data(), recv_.num_sge), recv_offset_,
+                                pkt.payload) != MemStatus::kOk) {
+    complete_recv(WcStatus::kLocProtErr, 0, nullptr);
+    recv_active_ = false;
+    responder_error(kNakRemoteOperationalError, psn, QpEvent::kFatal);
+    return false;
+  }
+  recv_offset_ += plen;
+  if ((oi.bits & kIsLast) != 0) {
+    recv_active_ = false;
+    ++msn_;
+    complete_recv(WcStatus::kSuccess, static_cast<uint32_t>(recv_offset_), &pkt);
+  }
+  return true;
+}
+
+// false: not accepted (RNR, or the QP went to error).
+bool QpTransport::on_send(const Packet& pkt, const OpcodeInfo& oi) {
+  if ((oi.bits & kHasIeth) != 0) {
+    responder_error(kNakInvalidRequest, pkt.bth.psn, QpEvent::kReqErr);  // no invalidation
+    return false;
+  }
+  if ((oi.bits & kIsFirst) != 0) {
+    if (!take_recv(pkt.bth.psn)) {
+      return false;
+    }
+    recv_active_ = true;
+    recv_offset_ = 0;
+  }
+  return place_send(pkt, oi);
+}
+
+// A WRITE's first packet names the region; false if it may not be written.
+bool QpTransport::start_write(const Reth& reth) {
+  if ((cfg_.access & kAccessRemoteWrite) == 0 ||
+      env_.check_remote(reth.rkey, reth.va, reth.length, kAccessRemoteWrite) != MemStatus::kOk) {
+    return false;
+  }
+  write_rkey_ = reth.rkey;
+  write_va_ = reth.va;
+  write_remaining_ = reth.length;
+  write_total_ = reth.length;
+  return true;
+}
+
+// Whether a WRITE packet's payload fits what its RETH announced.
+bool QpTransport::write_fits(size_t plen, bool last) const {
+  return plen <= write_remaining_ && (!last || plen == write_remaining_);
+}
+
+// false: not accepted (RNR, or the QP went to error).
+bool QpTransport::on_write(const Packet& pkt, const OpcodeInfo& oi) {
+  const uint32_t psn = pkt.bth.psn;
+  const bool first = (oi.bits & kIsFirst) != 0;
+  const bool last = (oi.bits & kIsLast) != 0;
+  const bool imm = (oi.bits & kHasImm) != 0;
+  if (first && !start_write(pkt.reth)) {
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return false;
+  }
+  if (!write_fits(pkt.payload.size(), last)) {
+    write_active_ = false;
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return false;
+  }
+  if (imm && !take_recv(psn)) {
+    write_active_ = !first || !last;
+    return false;
+  }
+  if (!pkt.payload.empty() &&
+      env_.remote_write(write_rkey_, write_va_, pkt.payload) != MemStatus::kOk) {
+    write_active_ = false;
+    if (imm) {
+      complete_recv(WcStatus::kRemAccessErr, 0, nullptr);
+    }
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return false;
+  }
+  write_va_ += pkt.payload.size();
+  write_remaining_ -= pkt.payload.size();
+  write_active_ = !last;
+  if (last) {
+    ++msn_;
+    if (imm) {
+      complete_recv(WcStatus::kSuccess, write_total_, &pkt);
+    }
+  }
+  return true;
+}
+
+void QpTransport::on_read_request(const Packet& pkt) {
+  const uint32_t psn = pkt.bth.psn;
+  if ((cfg_.access & kAccessRemoteRead) == 0 ||
+      env_.check_remote(pkt.reth.rkey, pkt.reth.va, pkt.reth.length, kAccessRemoteRead) !=
+          MemStatus::kOk) {
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return;
+  }
+  const auto busy = static_cast<size_t>(std::count_if(resources_.begin(), resources_.end(),
+                                                      [](const Resource& r) { return r.pending; }));
+  if (busy >= std::max<uint8_t>(cfg_.max_dest_rd_atomic, 1)) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return;
+  }
+  Resource r;
+  r.first_psn = psn;
+  r.npkts = packets_for(pkt.reth.length, cfg_.mtu);
+  r.va = pkt.reth.va;
+  r.rkey = pkt.reth.rkey;
+  r.length = pkt.reth.length;
+  r.pending = true;  // the responses go out in send_step()
+  remember(r);
+  ++msn_;
+  epsn_ = psn_add(psn, r.npkts);
+  nak_sent_ = false;
+}
+
+void QpTransport::on_atomic(const Packet& pkt) {
+  const uint32_t psn = pkt.bth.psn;
+  const bool cas = operation_of(pkt.bth.opcode) == kCompareSwap;
+  if ((pkt.atomic.va & 7) != 0) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return;
+  }
+  uint64_t orig = 0;
+  if ((cfg_.access & kAccessRemoteAtomic) == 0 ||
+      env_.remote_atomic(pkt.atomic.rkey, pkt.atomic.va, cas,
+                         cas ? pkt.atomic.compare : pkt.atomic.swap_add, pkt.atomic.swap_add,
+                         &orig) != MemStatus::kOk) {
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return;
+  }
+  Resource r;
+  r.atomic = true;
+  r.first_psn = psn;
+  r.original = orig;
+  remember(r);
+  ++msn_;
+  send_atomic_ack(psn, orig);
+  epsn_ = psn_add(psn, 1);
+  nak_sent_ = false;
+}
+
+// ---------------------------------------------------------------------------
+// UC: no acknowledgements and no retransmission.  A message that loses a
+// packet is dropped; the receive WQE it had taken serves the next one.
+
+void QpTransport::on_request_uc(const Packet& pkt) {
+  if (!accepts_requests()) {
+    return;
+  }
+  const uint32_t psn = pkt.bth.psn;
+  const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
+  const bool first = (oi.bits & kIsFirst) != 0;
+  const bool last = (oi.bits & kIsLast) != 0;
+  const size_t plen = pkt.payload.size();
+  if (psn_before(psn, epsn_)) {
+    env_.count_duplicate();
+    return;
+  }
+  if (psn != epsn_ || first) {
+    uc_msg_ = UcMsg::kNone;  // abandon what was in progress
+  }
+  epsn_ = psn_add(psn, 1);
+  const UcMsg kind = oi.kind == OpKind::kSend ? UcMsg::kSend : UcMsg::kWrite;
+  if ((!first && uc_msg_ != kind) ||
+      ((oi.bits & kHasPayload) != 0 && (last ? plen > cfg_.mtu : plen != cfg_.mtu))) {
+    uc_msg_ = UcMsg::kNone;
+    return;
+  }
+  if (kind == UcMsg::kSend) {
+    uc_send(pkt, oi);
+  } else {
+    uc_write(pkt, oi);
+  }
+}
+
+void QpTransport::uc_send(const Packet& pkt, const OpcodeInfo& oi) {
+  if ((oi.bits & kIsFirst) != 0) {
+    bool bad = false;
+    if (!recv_active_ && !env_.take_recv_wqe(&recv_, &bad)) {
+      return;  // no receive WQE: the message is dropped
+    }
+    recv_active_ = true;
+    recv_offset_ = 0;
+    uc_msg_ = UcMsg::kSend;
+  }
+  if (place_send(pkt, oi) && (oi.bits & kIsLast) != 0) {
+    uc_msg_ = UcMsg::kNone;
+  }
+}
+
+void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
+  const bool last = (oi.bits & kIsLast) != 0;
+  const bool imm = (oi.bits & kHasImm) != 0;
+  if ((oi.bits & kIsFirst) != 0) {
+    if (!start_write(pkt.reth)) {
+      return;  // UC drops what it cannot place
+    }
+    uc_msg_ = UcMsg::kWrite;
+  }
+  if (!write_fits(pkt.payload.size(), last)) {
+    uc_msg_ = UcMsg::kNone;
+    return;
+  }
+  if (imm && !recv_active_) {
+    bool bad = false;
+    if (!env_.take_recv_wqe(&recv_, &bad)) {
+      uc_msg_ = UcMsg::kNone;
+      return;
+    }
+    recv_active_ = true;
+  }
+  if (!pkt.payload.empty() &&
+      env_.remote_write(write_rkey_, write_va_, pkt.payload) != MemStatus::kOk) {
+    uc_msg_ = UcMsg::kNone;
+    return;
+  }
+  write_va_ += pkt.payload.size();
+  write_remaining_ -= pkt.payload.size();
+  if (last) {
+    uc_msg_ = UcMsg::kNone;
+    if (imm) {
+      recv_active_ = false;
+      complete_recv(WcStatus::kSuccess, write_total_, &pkt);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// UD
+
+void QpTransport::on_request_ud(const Packet& pkt) {
+  if (!accepts_requests()) {
+    return;
+  }
+  if (pkt.deth.qkey != (cfg_.gsi ? kGsiQkey : cfg_.qkey)) {
+    return;  // Q_Key violation: silently dropped
+  }
+  bool bad = false;
+  if (!env_.take_recv_wqe(&recv_, &bad)) {
+    return;  // no receive WQE: UD drops the datagram
+  }
+  const uint64_t total = kGrhSize + pkt.payload.size();
+  if (total > recv_.length) {
+    complete_recv(WcStatus::kLocLenErr, 0, nullptr);
+    return;
+  }
+  // The GRH: for IPv4 the IP header in its last 20 bytes.
+  std::array<std::byte, kGrhSize> grh{};
+  if (pkt.l3.size() == kIpv4HdrSize) {
+    std::memcpy(grh.data() + (kGrhSize - kIpv4HdrSize), pkt.l3.data(), kIpv4HdrSize);
+  } else if (pkt.l3.size() == kIpv6HdrSize) {
+    std::memcpy(grh.data(), pkt.l3.data(), kIpv6HdrSize);
+  }
+  const std::span<const Sge> sges(recv_.sge.data(), recv_.num_sge);
+  if (env_.scatter(sges, 0, grh) != MemStatus::kOk ||
+      (!pkt.payload.empty() && env_.scatter(sges, kGrhSize, pkt.payload) != MemStatus::kOk)) {
+    complete_recv(WcStatus::kLocProtErr, 0, nullptr);
+    return;
+  }
+  Completion c;
+  c.wr_id = recv_.wr_id;
+  c.wqe_idx = recv_.index;
+  c.opcode = WcOpcode::kRecv;
+  c.byte_len = static_cast<uint32_t>(total);
+  c.src_qp = pkt.deth.src_qp;
+  c.grh = true;
+  c.ipv4 = pkt.path.ipv4;
+  c.solicited = pkt.bth.solicited;
+  if ((opcode_info(pkt.bth.opcode).bits & kHasImm) != 0) {
+    c.has_imm = true;
+    c.imm = pkt.imm;
+  }
+  env_.complete_recv(c);
+}
+
+}  // namespace vrnicd::roce
