@@ -972,6 +972,50 @@ enum vrnic_cqe_status {
 	VRNIC_CQE_GENERAL_ERR = 21,
 };
 
+/*
+ * Whether a CQE's opcode and status are ones this interface defines.  A
+ * consumer reports a completion with anything else as GENERAL_ERR: it is a
+ * device bug, and guessing (a RECV, say) would hide it.
+ */
+static inline int vrnic_cqe_opcode_valid(__u32 opcode)
+{
+	switch (opcode) {
+	case VRNIC_CQE_SEND:
+	case VRNIC_CQE_RDMA_WRITE:
+	case VRNIC_CQE_RDMA_READ:
+	case VRNIC_CQE_COMP_SWAP:
+	case VRNIC_CQE_FETCH_ADD:
+	case VRNIC_CQE_RECV:
+	case VRNIC_CQE_RECV_RDMA_WITH_IMM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static inline int vrnic_cqe_status_valid(__u32 status)
+{
+	switch (status) {
+	case VRNIC_CQE_SUCCESS:
+	case VRNIC_CQE_LOC_LEN_ERR:
+	case VRNIC_CQE_LOC_QP_OP_ERR:
+	case VRNIC_CQE_LOC_PROT_ERR:
+	case VRNIC_CQE_WR_FLUSH_ERR:
+	case VRNIC_CQE_BAD_RESP_ERR:
+	case VRNIC_CQE_LOC_ACCESS_ERR:
+	case VRNIC_CQE_REM_INV_REQ_ERR:
+	case VRNIC_CQE_REM_ACCESS_ERR:
+	case VRNIC_CQE_REM_OP_ERR:
+	case VRNIC_CQE_RETRY_EXC_ERR:
+	case VRNIC_CQE_RNR_RETRY_EXC_ERR:
+	case VRNIC_CQE_FATAL_ERR:
+	case VRNIC_CQE_GENERAL_ERR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 #define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)
 #define VRNIC_CQE_STATUS_MASK		VRNIC_GENMASK(15, 8)
 #define VRNIC_CQE_F_IMM			VRNIC_BIT(16)	/* imm_data valid */

@@ -287,12 +287,20 @@ static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
 			  struct ib_wc *wc)
 {
 	u32 status = FIELD_GET(VRNIC_CQE_STATUS_MASK, info);
+	u32 opcode = FIELD_GET(VRNIC_CQE_OPCODE_MASK, info);
 
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = le64_to_cpu(cqe->wr_id);
-	/* The device uses the IB encodings; anything else is its bug. */
-	wc->status = status <= IB_WC_GENERAL_ERR ? status : IB_WC_GENERAL_ERR;
-	wc->opcode = FIELD_GET(VRNIC_CQE_OPCODE_MASK, info);
+	/*
+	 * The device uses the IB encodings.  Anything outside them is its
+	 * bug, reported as an error (as libvrnic does), never guessed at.
+	 */
+	if (!vrnic_cqe_opcode_valid(opcode) || !vrnic_cqe_status_valid(status)) {
+		status = VRNIC_CQE_GENERAL_ERR;
+		opcode = VRNIC_CQE_SEND;
+	}
+	wc->status = status;
+	wc->opcode = opcode;
 	wc->vendor_err = FIELD_GET(VRNIC_CQE_VENDOR_ERR_MASK, info);
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = qp;

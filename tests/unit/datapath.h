@@ -21,6 +21,7 @@
 #include "guest_memory.h"
 #include "hw_access.h"
 #include "irq.h"
+#include "queue_entry.h"
 
 namespace vrnic_test {
 
@@ -41,6 +42,20 @@ class DataPath {
     uint64_t ring = 0;
     uint32_t log_depth = 0;
     uint32_t ci = 0;
+  };
+
+  // A send work request, in CPU order, as libvrnic takes one.
+  struct SendWr {
+    uint32_t opcode = VRNIC_WQE_SEND;
+    uint64_t wr_id = 0;
+    uint32_t flags = VRNIC_WQE_CTRL_SIGNALED;  // VRNIC_WQE_CTRL_*
+    uint32_t imm_data = 0;
+    uint64_t remote_addr = 0;
+    uint32_t rkey = 0;
+    uint64_t compare_add = 0;
+    uint64_t swap = 0;
+    uint32_t remote_qpn = 0;
+    uint32_t remote_qkey = 0;
   };
 
   struct Qp {
@@ -314,21 +329,32 @@ class DataPath {
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), qp.sq_pi);
   }
 
-  // A send WQE: header, the AV for UD, SGEs.
-  void post_send(Qp& qp, vrnic_sqe h, std::span<const vrnic_sge> sges,
+  // A send WQE, built with libvrnic's encoder: header, the AV for UD,
+  // SGEs.
+  void post_send(Qp& qp, const SendWr& wr, std::span<const vrnic_sge> sges,
                  const vrnic_av* av = nullptr) {
-    std::vector<std::byte> w(size_t{1} << qp.sq_log_stride);
-    h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(static_cast<uint32_t>(sges.size()));
-    std::memcpy(w.data(), &h, sizeof(h));
-    size_t off = VRNIC_SQE_DATA_OFFSET;
+    const size_t stride = size_t{1} << qp.sq_log_stride;
+    const vrnic::SqeWriter w(ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride),
+                             stride, av != nullptr);
+    w.begin(wr.wr_id, wr.opcode, wr.flags);
+    w.set_imm(wr.imm_data);
+    w.set_remote(wr.remote_addr, wr.rkey);
+    w.set_atomic(wr.compare_add, wr.swap);
     if (av != nullptr) {
-      std::memcpy(w.data() + off, av, sizeof(*av));
-      off = VRNIC_SQE_UD_DATA_OFFSET;
+      w.set_ud(*av, wr.remote_qpn, wr.remote_qkey);
     }
-    if (off + sges.size_bytes() <= w.size()) {
-      std::memcpy(w.data() + off, sges.data(), sges.size_bytes());
+    if (!w.set_sges(sges)) {
+      // More than fit: the count says so, and the device refuses it.
+      vrnic_sqe h{};
+      std::memcpy(&h, ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride),
+                  sizeof(h));
+      h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(
+          static_cast<uint32_t>(sges.size()));
+      std::memcpy(ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride), &h,
+                  sizeof(h));
     }
-    post_send_raw(qp, w);
+    ++qp.sq_pi;
+    vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), qp.sq_pi);
   }
 
   void post_recv_raw(Qp& qp, std::span<const std::byte> rqe) {
@@ -340,12 +366,15 @@ class DataPath {
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, rq_pi)), qp.rq_pi);
   }
 
+  // A receive WQE, built with libvrnic's encoder.
   void post_recv(Qp& qp, uint64_t wr_id, std::span<const vrnic_sge> sges) {
-    std::vector<std::byte> w(sizeof(vrnic_rqe) + sges.size_bytes());
-    const vrnic_rqe h{wr_id, static_cast<uint32_t>(sges.size()), 0};
-    std::memcpy(w.data(), &h, sizeof(h));
-    std::memcpy(w.data() + sizeof(h), sges.data(), sges.size_bytes());
-    post_recv_raw(qp, w);
+    std::byte* slot = ram(qp.rq + vrnic::ring_slot(qp.rq_pi, qp.rq_log_depth) *
+                                      (size_t{1} << qp.rq_log_stride));
+    if (!vrnic::rqe_write(slot, qp.rq_log_stride, wr_id, sges)) {
+      return;
+    }
+    ++qp.rq_pi;
+    vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, rq_pi)), qp.rq_pi);
   }
 
   // Poll the engine until it has nothing left to do (or max_rounds).
@@ -356,14 +385,13 @@ class DataPath {
     }
   }
 
-  std::optional<vrnic_cqe> poll(Cq& cq) {
-    std::byte* slot = ram(cq.ring + vrnic::ring_slot(cq.ci, cq.log_depth) * sizeof(vrnic_cqe));
-    const uint32_t info = vrnic::load_acquire32(slot + offsetof(vrnic_cqe, info));
-    if (vrnic::field_get<VRNIC_CQE_OWNER_MASK>(info) != vrnic::ring_owner(cq.ci, cq.log_depth)) {
+  // The next completion, read with libvrnic's decoder.
+  std::optional<vrnic::CqeFields> poll(Cq& cq) {
+    vrnic::CqeFields e;
+    if (!vrnic::cqe_read(ram(cq.ring + vrnic::ring_slot(cq.ci, cq.log_depth) * sizeof(vrnic_cqe)),
+                         cq.ci, cq.log_depth, &e)) {
       return std::nullopt;
     }
-    vrnic_cqe e{};
-    std::memcpy(&e, slot, sizeof(e));
     ++cq.ci;
     vrnic::store_release32(ram(cq.dbrec + offsetof(vrnic_cq_dbrec, ci)), cq.ci);
     return e;

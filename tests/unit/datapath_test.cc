@@ -16,15 +16,23 @@ using vrnic_test::DataPath;
 
 constexpr size_t kBuf = 64 * 1024;
 
-vrnic_sqe sqe(uint32_t opcode, uint64_t wr_id) {
+DataPath::SendWr sqe(uint32_t opcode, uint64_t wr_id) {
+  DataPath::SendWr wr;
+  wr.opcode = opcode;
+  wr.wr_id = wr_id;
+  return wr;
+}
+
+// A raw send WQE header, for entries libvrnic would never build.
+vrnic_sqe raw_sqe(uint32_t opcode, uint64_t wr_id) {
   vrnic_sqe h{};
   h.wr_id = wr_id;
   h.ctrl = vrnic::field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(opcode) | VRNIC_WQE_CTRL_SIGNALED;
   return h;
 }
 
-uint32_t status_of(const vrnic_cqe& e) { return vrnic::field_get<VRNIC_CQE_STATUS_MASK>(e.info); }
-uint32_t opcode_of(const vrnic_cqe& e) { return vrnic::field_get<VRNIC_CQE_OPCODE_MASK>(e.info); }
+uint32_t status_of(const vrnic::CqeFields& e) { return e.status; }
+uint32_t opcode_of(const vrnic::CqeFields& e) { return e.opcode; }
 
 class DataPathTest : public ::testing::Test {
  protected:
@@ -55,8 +63,8 @@ class DataPathTest : public ::testing::Test {
   }
 
   // Completions for qpn, in order.
-  std::vector<vrnic_cqe> cqes(uint32_t qpn) {
-    std::vector<vrnic_cqe> out;
+  std::vector<vrnic::CqeFields> cqes(uint32_t qpn) {
+    std::vector<vrnic::CqeFields> out;
     while (auto e = dp_.poll(cq_)) {
       if (e->qpn == qpn) {
         out.push_back(*e);
@@ -131,8 +139,8 @@ TEST_F(DataPathTest, ReceiveCompletionFields) {
   EXPECT_EQ(opcode_of(got[0]), VRNIC_CQE_RECV);
   EXPECT_EQ(got[0].wr_id, 77U);
   EXPECT_EQ(got[0].byte_len, 1500U);
-  EXPECT_NE(got[0].info & VRNIC_CQE_F_IMM, 0U);
-  EXPECT_EQ(got[0].imm_data, 0x01020304U);
+  EXPECT_TRUE(got[0].has_imm);
+  EXPECT_EQ(got[0].imm, 0x01020304U);
 }
 
 // Local keys: every SGE is checked against key, PD, access and bounds.
@@ -345,7 +353,7 @@ TEST_F(DataPathTest, MulticastReachesEveryMember) {
   ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[2].qpn, kGroup), VRNIC_AQ_STATUS_OK);  // again
   const vrnic_av av = group_av();
   // Each round's completions, by QPN.
-  std::map<uint32_t, std::vector<vrnic_cqe>> done;
+  std::map<uint32_t, std::vector<vrnic::CqeFields>> done;
   auto send = [&](uint32_t dqpn, uint64_t wr_id) {
     for (int m = 1; m <= 2; ++m) {
       const vrnic_sge rsge{buf_b_ + m * 4096U, 4096, key_b_};
@@ -534,7 +542,7 @@ TEST_F(DataPathTest, QpStateMachine) {
 // and never reaches outside the QP's ring.
 TEST_F(DataPathTest, MalformedWqesComplete) {
   pair();
-  auto h = sqe(VRNIC_WQE_SEND, 1);
+  auto h = raw_sqe(VRNIC_WQE_SEND, 1);
   h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(200);  // more SGEs than fit
   std::vector<std::byte> w(256);
   std::memcpy(w.data(), &h, sizeof(h));
@@ -545,7 +553,7 @@ TEST_F(DataPathTest, MalformedWqesComplete) {
   EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
 
   pair();
-  h = sqe(0x7f, 2);  // no such opcode
+  h = raw_sqe(0x7f, 2);  // no such opcode
   std::memcpy(w.data(), &h, sizeof(h));
   dp_.post_send_raw(a_, w);
   dp_.run();

@@ -51,6 +51,13 @@ inline void store_release32(void* p, uint32_t v) noexcept {
   std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(p)).store(v, std::memory_order_release);
 }
 
+// Two enumerators of different enums (a uapi one and a libibverbs one, say)
+// with the same value.
+template <typename A, typename B>
+constexpr bool same_value(A a, B b) noexcept {
+  return static_cast<long long>(a) == static_cast<long long>(b);
+}
+
 // Ring arithmetic on free-running 32-bit indices.
 constexpr uint32_t ring_used(uint32_t pi, uint32_t ci) noexcept { return pi - ci; }
 constexpr uint32_t ring_slot(uint32_t idx, uint32_t log_depth) noexcept {

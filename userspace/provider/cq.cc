@@ -44,16 +44,13 @@ bool attach_ring(Cq* cq, const vrnic_create_cq_resp& r) noexcept {
   return true;
 }
 
-// Copy out the next CQE if the device has written it.
-bool next_cqe(Cq* cq, vrnic_cqe* out) noexcept {
+// The next CQE, if the device has written it.
+bool next_cqe(Cq* cq, CqeFields* out) noexcept {
   const std::byte* slot =
       cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << VRNIC_CQE_LOG_SIZE);
-  const uint32_t info = le32(load_acquire32(slot + offsetof(vrnic_cqe, info)));
-  if (field_get<VRNIC_CQE_OWNER_MASK>(info) != ring_owner(cq->ci, cq->log_depth)) {
+  if (!cqe_read(slot, cq->ci, cq->log_depth, out)) {
     return false;
   }
-  std::memcpy(out, slot, offsetof(vrnic_cqe, info));
-  out->info = info;
   ++cq->ci;
   return true;
 }
@@ -63,54 +60,45 @@ void publish_ci(Cq* cq) noexcept {
   store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, ci), to_le32(cq->ci));
 }
 
-ibv_wc_status wc_status(uint32_t info) noexcept {
-  const uint32_t st = field_get<VRNIC_CQE_STATUS_MASK>(info);
-  // The device uses the libibverbs encoding; anything beyond it is a
-  // device bug, reported as a general error rather than passed on.
-  return st <= IBV_WC_TM_RNDV_INCOMPLETE ? static_cast<ibv_wc_status>(st) : IBV_WC_GENERAL_ERR;
+// The device's completion opcodes and statuses are libibverbs' own;
+// cqe_read() has turned any it does not define into GENERAL_ERR.
+static_assert(same_value(VRNIC_CQE_SEND, IBV_WC_SEND) &&
+              same_value(VRNIC_CQE_RDMA_WRITE, IBV_WC_RDMA_WRITE) &&
+              same_value(VRNIC_CQE_RDMA_READ, IBV_WC_RDMA_READ) &&
+              same_value(VRNIC_CQE_COMP_SWAP, IBV_WC_COMP_SWAP) &&
+              same_value(VRNIC_CQE_FETCH_ADD, IBV_WC_FETCH_ADD) &&
+              same_value(VRNIC_CQE_RECV, IBV_WC_RECV) &&
+              same_value(VRNIC_CQE_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM));
+static_assert(same_value(VRNIC_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR) &&
+              same_value(VRNIC_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR) &&
+              same_value(VRNIC_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR) &&
+              same_value(VRNIC_CQE_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR) &&
+              same_value(VRNIC_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR) &&
+              same_value(VRNIC_CQE_FATAL_ERR, IBV_WC_FATAL_ERR) &&
+              same_value(VRNIC_CQE_GENERAL_ERR, IBV_WC_GENERAL_ERR));
+
+ibv_wc_status wc_status(const CqeFields& e) noexcept {
+  return static_cast<ibv_wc_status>(e.status);
+}
+ibv_wc_opcode wc_opcode(const CqeFields& e) noexcept {
+  return static_cast<ibv_wc_opcode>(e.opcode);
 }
 
-ibv_wc_opcode wc_opcode(uint32_t info) noexcept {
-  switch (field_get<VRNIC_CQE_OPCODE_MASK>(info)) {
-    case VRNIC_CQE_SEND:
-      return IBV_WC_SEND;
-    case VRNIC_CQE_RDMA_WRITE:
-      return IBV_WC_RDMA_WRITE;
-    case VRNIC_CQE_RDMA_READ:
-      return IBV_WC_RDMA_READ;
-    case VRNIC_CQE_COMP_SWAP:
-      return IBV_WC_COMP_SWAP;
-    case VRNIC_CQE_FETCH_ADD:
-      return IBV_WC_FETCH_ADD;
-    case VRNIC_CQE_RECV_RDMA_WITH_IMM:
-      return IBV_WC_RECV_RDMA_WITH_IMM;
-    default:
-      return IBV_WC_RECV;
-  }
+unsigned int wc_flags(const CqeFields& e) noexcept {
+  return (e.has_imm ? IBV_WC_WITH_IMM : 0U) | (e.grh ? IBV_WC_GRH : 0U);
 }
 
-unsigned int wc_flags(uint32_t info) noexcept {
-  unsigned int f = 0;
-  if ((info & VRNIC_CQE_F_IMM) != 0) {
-    f |= IBV_WC_WITH_IMM;
-  }
-  if ((info & VRNIC_CQE_F_GRH) != 0) {
-    f |= IBV_WC_GRH;
-  }
-  return f;
-}
-
-void fill_wc(const vrnic_cqe& e, ibv_wc* wc) noexcept {
+void fill_wc(const CqeFields& e, ibv_wc* wc) noexcept {
   *wc = {};
-  wc->wr_id = le64(e.wr_id);
-  wc->status = wc_status(e.info);
-  wc->opcode = wc_opcode(e.info);
-  wc->vendor_err = field_get<VRNIC_CQE_VENDOR_ERR_MASK>(e.info);
-  wc->byte_len = le32(e.byte_len);
-  wc->imm_data = htobe32(le32(e.imm_data));
-  wc->qp_num = le32(e.qpn);
-  wc->src_qp = le32(e.src_qp);
-  wc->wc_flags = wc_flags(e.info);
+  wc->wr_id = e.wr_id;
+  wc->status = wc_status(e);
+  wc->opcode = wc_opcode(e);
+  wc->vendor_err = e.vendor_err;
+  wc->byte_len = e.byte_len;
+  wc->imm_data = htobe32(e.imm);
+  wc->qp_num = e.qpn;
+  wc->src_qp = e.src_qp;
+  wc->wc_flags = wc_flags(e);
 }
 
 // ibv_cq_ex polling: start_poll/next_poll fetch an entry into cq->cur,
@@ -125,8 +113,8 @@ int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) noexcept {
     pthread_spin_unlock(&cq->lock);
     return ENOENT;
   }
-  ibcq->wr_id = le64(cq->cur.wr_id);
-  ibcq->status = wc_status(cq->cur.info);
+  ibcq->wr_id = cq->cur.wr_id;
+  ibcq->status = wc_status(cq->cur);
   return 0;
 }
 
@@ -135,8 +123,8 @@ int next_poll(ibv_cq_ex* ibcq) noexcept {
   if (!next_cqe(cq, &cq->cur)) {
     return ENOENT;
   }
-  ibcq->wr_id = le64(cq->cur.wr_id);
-  ibcq->status = wc_status(cq->cur.info);
+  ibcq->wr_id = cq->cur.wr_id;
+  ibcq->status = wc_status(cq->cur);
   return 0;
 }
 
@@ -146,17 +134,13 @@ void end_poll(ibv_cq_ex* ibcq) noexcept {
   pthread_spin_unlock(&cq->lock);
 }
 
-ibv_wc_opcode read_opcode(ibv_cq_ex* ibcq) noexcept { return wc_opcode(to_vcq_ex(ibcq)->cur.info); }
-uint32_t read_vendor_err(ibv_cq_ex* ibcq) noexcept {
-  return field_get<VRNIC_CQE_VENDOR_ERR_MASK>(to_vcq_ex(ibcq)->cur.info);
-}
-uint32_t read_byte_len(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.byte_len); }
-__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept {
-  return htobe32(le32(to_vcq_ex(ibcq)->cur.imm_data));
-}
-uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.qpn); }
-uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return le32(to_vcq_ex(ibcq)->cur.src_qp); }
-unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur.info); }
+ibv_wc_opcode read_opcode(ibv_cq_ex* ibcq) noexcept { return wc_opcode(to_vcq_ex(ibcq)->cur); }
+uint32_t read_vendor_err(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.vendor_err; }
+uint32_t read_byte_len(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.byte_len; }
+__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept { return htobe32(to_vcq_ex(ibcq)->cur.imm); }
+uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.qpn; }
+uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.src_qp; }
+unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur); }
 // RoCE has no LIDs or service levels in completions.
 uint32_t read_slid(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
 uint8_t read_sl(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
@@ -311,7 +295,7 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   Cq* cq = to_vcq(ibcq);
   const SpinGuard lock(&cq->lock);
   int n = 0;
-  vrnic_cqe e{};
+  CqeFields e;
   while (n < ne && next_cqe(cq, &e)) {
     fill_wc(e, &wc[n]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
     ++n;

@@ -78,103 +78,65 @@ bool rings_ok(const vrnic_create_qp_resp& r, bool has_rq) noexcept {
           ring_ok(r.rq_offset, r.rq_log_depth, r.rq_log_stride, VRNIC_RQE_MIN_LOG_STRIDE));
 }
 
-std::byte* sq_slot(const Qp* qp, uint32_t idx) noexcept {
-  return qp->sq + (static_cast<size_t>(ring_slot(idx, qp->sq_log_depth)) << qp->sq_log_stride);
-}
-
-size_t data_offset(const Qp* qp) noexcept {
-  return qp->type == IBV_QPT_UD ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
-}
+// The device's WQE opcodes are libibverbs' own.
+static_assert(same_value(VRNIC_WQE_RDMA_WRITE, IBV_WR_RDMA_WRITE) &&
+              same_value(VRNIC_WQE_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM) &&
+              same_value(VRNIC_WQE_SEND, IBV_WR_SEND) &&
+              same_value(VRNIC_WQE_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM) &&
+              same_value(VRNIC_WQE_RDMA_READ, IBV_WR_RDMA_READ) &&
+              same_value(VRNIC_WQE_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP) &&
+              same_value(VRNIC_WQE_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD));
 
 bool sq_full(const Qp* qp, uint32_t pi) noexcept {
   const uint32_t ci = le32(load_acquire32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_ci)));
   return ring_used(pi, ci) >= (1U << qp->sq_log_depth);
 }
 
-uint32_t ctrl_for(const Qp* qp, ibv_wr_opcode op, unsigned int send_flags) noexcept {
-  uint32_t ctrl = field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(static_cast<uint32_t>(op));
+uint32_t ctrl_flags(const Qp* qp, unsigned int send_flags) noexcept {
+  uint32_t flags = 0;
   if ((send_flags & IBV_SEND_SIGNALED) != 0 || qp->sq_sig_all) {
-    ctrl |= VRNIC_WQE_CTRL_SIGNALED;
+    flags |= VRNIC_WQE_CTRL_SIGNALED;
   }
   if ((send_flags & IBV_SEND_SOLICITED) != 0) {
-    ctrl |= VRNIC_WQE_CTRL_SOLICITED;
+    flags |= VRNIC_WQE_CTRL_SOLICITED;
   }
   if ((send_flags & IBV_SEND_FENCE) != 0) {
-    ctrl |= VRNIC_WQE_CTRL_FENCE;
+    flags |= VRNIC_WQE_CTRL_FENCE;
   }
-  return ctrl;
+  return flags;
 }
 
-// Field access within a WQE being built (not yet visible to the device).
-template <typename T>
-void put(std::byte* wqe, size_t off, T v) noexcept {
-  std::memcpy(wqe + off, &v, sizeof(v));
-}
-uint32_t get_ctrl(const std::byte* wqe) noexcept {
-  uint32_t v = 0;
-  std::memcpy(&v, wqe + offsetof(vrnic_sqe, ctrl), sizeof(v));
-  return le32(v);
-}
-void set_ctrl(std::byte* wqe, uint32_t ctrl) noexcept {
-  put(wqe, offsetof(vrnic_sqe, ctrl), to_le32(ctrl));
+// Start a WQE at index pi: its header, with no data yet.
+SqeWriter begin_wqe(const Qp* qp, uint32_t pi, ibv_wr_opcode op, uint64_t wr_id,
+                    unsigned int send_flags) noexcept {
+  const size_t stride = size_t{1} << qp->sq_log_stride;
+  const SqeWriter w(qp->sq + ring_slot(pi, qp->sq_log_depth) * stride, stride,
+                    qp->type == IBV_QPT_UD);
+  w.begin(wr_id, static_cast<uint32_t>(op), ctrl_flags(qp, send_flags));
+  return w;
 }
 
-int write_sges(const Qp* qp, std::byte* wqe, std::span<const ibv_sge> sges) noexcept {
-  if (sges.size() > qp->max_send_sge) {
-    return EINVAL;
-  }
-  std::byte* p = wqe + data_offset(qp);
-  for (const ibv_sge& s : sges) {
-    const vrnic_sge hw{to_le64(s.addr), to_le32(s.length), to_le32(s.lkey)};
-    std::memcpy(p, &hw, sizeof(hw));
-    p += sizeof(hw);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-  }
-  uint32_t ctrl = get_ctrl(wqe) & ~(VRNIC_WQE_CTRL_NUM_SGE_MASK | VRNIC_WQE_CTRL_INLINE);
-  ctrl |= field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(static_cast<uint32_t>(sges.size()));
-  set_ctrl(wqe, ctrl);
-  return 0;
+int write_sges(const Qp* qp, const SqeWriter& w, std::span<const ibv_sge> sges) noexcept {
+  return sges.size() <= qp->max_send_sge && w.set_sges(sges) ? 0 : EINVAL;
 }
 
 // Inline data gathered from buffers in this process.
-int write_inline(const Qp* qp, std::byte* wqe, std::span<const ibv_data_buf> bufs) noexcept {
+int write_inline(const Qp* qp, const SqeWriter& w, std::span<const ibv_data_buf> bufs) noexcept {
   size_t total = 0;
   for (const ibv_data_buf& b : bufs) {
     total += b.length;
   }
-  if (total > qp->max_inline) {
+  return total <= qp->max_inline && w.set_inline(bufs) ? 0 : EINVAL;
+}
+
+int write_ud(const SqeWriter& w, const ibv_ah* ibah, uint32_t remote_qpn,
+             uint32_t remote_qkey) noexcept {
+  if (ibah == nullptr) {
     return EINVAL;
   }
-  std::byte* p = wqe + data_offset(qp);
-  for (const ibv_data_buf& b : bufs) {
-    if (b.length != 0) {
-      std::memcpy(p, b.addr, b.length);
-      p += b.length;  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-    }
-  }
-  put(wqe, offsetof(vrnic_sqe, length), to_le32(static_cast<uint32_t>(total)));
-  uint32_t ctrl = get_ctrl(wqe) & ~VRNIC_WQE_CTRL_NUM_SGE_MASK;
-  set_ctrl(wqe, ctrl | VRNIC_WQE_CTRL_INLINE);
-  return 0;
-}
-
-void write_ud(std::byte* wqe, const ibv_ah* ibah, uint32_t remote_qpn,
-              uint32_t remote_qkey) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
-  const Ah* ah = to_vah(const_cast<ibv_ah*>(ibah));
-  std::memcpy(wqe + VRNIC_SQE_DATA_OFFSET, &ah->av, sizeof(ah->av));
-  put(wqe, offsetof(vrnic_sqe, remote_qpn), to_le32(remote_qpn));
-  put(wqe, offsetof(vrnic_sqe, remote_qkey), to_le32(remote_qkey));
-}
-
-// Start a WQE at index pi: its header, with no data yet.
-std::byte* begin_wqe(const Qp* qp, uint32_t pi, ibv_wr_opcode op, uint64_t wr_id,
-                     unsigned int send_flags) noexcept {
-  std::byte* wqe = sq_slot(qp, pi);
-  vrnic_sqe h{};
-  h.wr_id = to_le64(wr_id);
-  h.ctrl = to_le32(ctrl_for(qp, op, send_flags));
-  std::memcpy(wqe, &h, sizeof(h));
-  return wqe;
+  w.set_ud(to_vah(const_cast<ibv_ah*>(ibah))->av, remote_qpn, remote_qkey);
+  return 0;
 }
 
 // Hand WQEs up to pi to the device.
@@ -184,60 +146,54 @@ void publish_sq(Qp* qp, uint32_t pi) noexcept {
   ring_engine(qp->ctx);
 }
 
+// An ibv_post_send() work request's SGEs as inline data: their addresses
+// are pointers in this process.
+int write_inline_sges(const Qp* qp, const SqeWriter& w, std::span<const ibv_sge> sges) noexcept {
+  if (sges.size() > qp->max_send_sge) {
+    return EINVAL;
+  }
+  std::array<ibv_data_buf, VRNIC_MAX_SGE> bufs{};
+  for (size_t i = 0; i < sges.size(); ++i) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr,cppcoreguidelines-pro-type-reinterpret-cast)
+    bufs.at(i) = {reinterpret_cast<void*>(sges[i].addr), sges[i].length};
+  }
+  return write_inline(qp, w, std::span(bufs.data(), sges.size()));
+}
+
 int build_send(Qp* qp, uint32_t pi, const ibv_send_wr* wr) noexcept {
   const uint64_t bit = send_op_bit(wr->opcode);
-  if (bit == 0 || (bit & send_ops_for(qp->type)) == 0) {
+  if (bit == 0 || (bit & send_ops_for(qp->type)) == 0 || wr->num_sge < 0) {
     return EINVAL;
   }
-  if (wr->num_sge < 0) {
-    return EINVAL;
-  }
-  std::byte* wqe = begin_wqe(qp, pi, wr->opcode, wr->wr_id, wr->send_flags);
-  switch (wr->opcode) {
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-    case IBV_WR_SEND_WITH_IMM:
-      put(wqe, offsetof(vrnic_sqe, imm_data), to_le32(be32toh(wr->imm_data)));
-      break;
-    default:
-      break;
+  const SqeWriter w = begin_wqe(qp, pi, wr->opcode, wr->wr_id, wr->send_flags);
+  if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr->opcode == IBV_WR_SEND_WITH_IMM) {
+    w.set_imm(be32toh(wr->imm_data));
   }
   switch (wr->opcode) {
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
-      put(wqe, offsetof(vrnic_sqe, remote_addr), to_le64(wr->wr.rdma.remote_addr));
-      put(wqe, offsetof(vrnic_sqe, rkey), to_le32(wr->wr.rdma.rkey));
+      w.set_remote(wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      put(wqe, offsetof(vrnic_sqe, remote_addr), to_le64(wr->wr.atomic.remote_addr));
-      put(wqe, offsetof(vrnic_sqe, rkey), to_le32(wr->wr.atomic.rkey));
-      put(wqe, offsetof(vrnic_sqe, compare_add), to_le64(wr->wr.atomic.compare_add));
-      put(wqe, offsetof(vrnic_sqe, swap), to_le64(wr->wr.atomic.swap));
+      w.set_remote(wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+      w.set_atomic(wr->wr.atomic.compare_add, wr->wr.atomic.swap);
       break;
     default:
       break;
   }
   if (qp->type == IBV_QPT_UD) {
-    if (wr->wr.ud.ah == nullptr) {
-      return EINVAL;
+    if (const int err = write_ud(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
+        err != 0) {
+      return err;
     }
-    write_ud(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
   }
   const std::span<const ibv_sge> sges(wr->sg_list, static_cast<size_t>(wr->num_sge));
   if ((wr->send_flags & IBV_SEND_INLINE) != 0 && is_inline_capable(wr->opcode)) {
-    if (sges.size() > qp->max_send_sge) {
-      return EINVAL;
-    }
-    std::array<ibv_data_buf, VRNIC_MAX_SGE> bufs{};
-    for (size_t i = 0; i < sges.size(); ++i) {
-      // The SGE addresses are pointers in this process.
-      // NOLINTNEXTLINE(performance-no-int-to-ptr,cppcoreguidelines-pro-type-reinterpret-cast)
-      bufs.at(i) = {reinterpret_cast<void*>(sges[i].addr), sges[i].length};
-    }
-    return write_inline(qp, wqe, std::span(bufs.data(), sges.size()));
+    return write_inline_sges(qp, w, sges);
   }
-  return write_sges(qp, wqe, sges);
+  return write_sges(qp, w, sges);
 }
 
 // ---------------------------------------------------------------------------
@@ -246,9 +202,9 @@ int build_send(Qp* qp, uint32_t pi, const ibv_send_wr* wr) noexcept {
 Qp* from_ex(ibv_qp_ex* ibqp) noexcept { return to_vqp_ex(ibqp); }
 
 // Start the next WQE of the batch, or note why not.
-std::byte* wr_begin(ibv_qp_ex* ibqp, ibv_wr_opcode op) noexcept {
+const SqeWriter* wr_begin(ibv_qp_ex* ibqp, ibv_wr_opcode op) noexcept {
   Qp* qp = from_ex(ibqp);
-  qp->wr_wqe = nullptr;
+  qp->wr_wqe = SqeWriter{};
   if (qp->wr_err != 0) {
     return nullptr;
   }
@@ -256,76 +212,65 @@ std::byte* wr_begin(ibv_qp_ex* ibqp, ibv_wr_opcode op) noexcept {
     qp->wr_err = ENOMEM;
     return nullptr;
   }
-  std::byte* wqe = begin_wqe(qp, qp->wr_pi, op, ibqp->wr_id, ibqp->wr_flags);
+  qp->wr_wqe = begin_wqe(qp, qp->wr_pi, op, ibqp->wr_id, ibqp->wr_flags);
   ++qp->wr_pi;
-  qp->wr_wqe = wqe;
-  return wqe;
-}
-
-void wr_remote(std::byte* wqe, uint32_t rkey, uint64_t addr) noexcept {
-  put(wqe, offsetof(vrnic_sqe, remote_addr), to_le64(addr));
-  put(wqe, offsetof(vrnic_sqe, rkey), to_le32(rkey));
+  return &qp->wr_wqe;
 }
 
 void wr_send(ibv_qp_ex* ibqp) noexcept { wr_begin(ibqp, IBV_WR_SEND); }
 
 void wr_send_imm(ibv_qp_ex* ibqp, __be32 imm) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_SEND_WITH_IMM)) {
-    put(w, offsetof(vrnic_sqe, imm_data), to_le32(be32toh(imm)));
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_SEND_WITH_IMM)) {
+    w->set_imm(be32toh(imm));
   }
 }
 
 void wr_rdma_write(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_RDMA_WRITE)) {
-    wr_remote(w, rkey, addr);
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_RDMA_WRITE)) {
+    w->set_remote(addr, rkey);
   }
 }
 
 void wr_rdma_write_imm(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, __be32 imm) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_RDMA_WRITE_WITH_IMM)) {
-    wr_remote(w, rkey, addr);
-    put(w, offsetof(vrnic_sqe, imm_data), to_le32(be32toh(imm)));
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_RDMA_WRITE_WITH_IMM)) {
+    w->set_remote(addr, rkey);
+    w->set_imm(be32toh(imm));
   }
 }
 
 void wr_rdma_read(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_RDMA_READ)) {
-    wr_remote(w, rkey, addr);
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_RDMA_READ)) {
+    w->set_remote(addr, rkey);
   }
 }
 
 void wr_atomic_cmp_swp(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, uint64_t compare,
                        uint64_t swap) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_ATOMIC_CMP_AND_SWP)) {
-    wr_remote(w, rkey, addr);
-    put(w, offsetof(vrnic_sqe, compare_add), to_le64(compare));
-    put(w, offsetof(vrnic_sqe, swap), to_le64(swap));
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_ATOMIC_CMP_AND_SWP)) {
+    w->set_remote(addr, rkey);
+    w->set_atomic(compare, swap);
   }
 }
 
 void wr_atomic_fetch_add(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, uint64_t add) noexcept {
-  if (std::byte* w = wr_begin(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD)) {
-    wr_remote(w, rkey, addr);
-    put(w, offsetof(vrnic_sqe, compare_add), to_le64(add));
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD)) {
+    w->set_remote(addr, rkey);
+    w->set_atomic(add, 0);
   }
 }
 
 void wr_set_ud_addr(ibv_qp_ex* ibqp, ibv_ah* ah, uint32_t remote_qpn,
                     uint32_t remote_qkey) noexcept {
   Qp* qp = from_ex(ibqp);
-  if (qp->wr_wqe == nullptr) {
+  if (!qp->wr_wqe.valid()) {
     return;
   }
-  if (qp->type != IBV_QPT_UD || ah == nullptr) {
-    qp->wr_err = EINVAL;
-    return;
-  }
-  write_ud(qp->wr_wqe, ah, remote_qpn, remote_qkey);
+  qp->wr_err = qp->type == IBV_QPT_UD ? write_ud(qp->wr_wqe, ah, remote_qpn, remote_qkey) : EINVAL;
 }
 
 void wr_set_sge(ibv_qp_ex* ibqp, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
   Qp* qp = from_ex(ibqp);
-  if (qp->wr_wqe != nullptr) {
+  if (qp->wr_wqe.valid()) {
     const ibv_sge sge{addr, length, lkey};
     qp->wr_err = write_sges(qp, qp->wr_wqe, std::span(&sge, 1));
   }
@@ -333,14 +278,14 @@ void wr_set_sge(ibv_qp_ex* ibqp, uint32_t lkey, uint64_t addr, uint32_t length) 
 
 void wr_set_sge_list(ibv_qp_ex* ibqp, size_t num_sge, const ibv_sge* sg_list) noexcept {
   Qp* qp = from_ex(ibqp);
-  if (qp->wr_wqe != nullptr) {
+  if (qp->wr_wqe.valid()) {
     qp->wr_err = write_sges(qp, qp->wr_wqe, std::span(sg_list, num_sge));
   }
 }
 
 void wr_set_inline_data(ibv_qp_ex* ibqp, void* addr, size_t length) noexcept {
   Qp* qp = from_ex(ibqp);
-  if (qp->wr_wqe != nullptr) {
+  if (qp->wr_wqe.valid()) {
     const ibv_data_buf buf{addr, length};
     qp->wr_err = write_inline(qp, qp->wr_wqe, std::span(&buf, 1));
   }
@@ -349,7 +294,7 @@ void wr_set_inline_data(ibv_qp_ex* ibqp, void* addr, size_t length) noexcept {
 void wr_set_inline_data_list(ibv_qp_ex* ibqp, size_t num_buf,
                              const ibv_data_buf* buf_list) noexcept {
   Qp* qp = from_ex(ibqp);
-  if (qp->wr_wqe != nullptr) {
+  if (qp->wr_wqe.valid()) {
     qp->wr_err = write_inline(qp, qp->wr_wqe, std::span(buf_list, num_buf));
   }
 }
@@ -358,7 +303,7 @@ void wr_start(ibv_qp_ex* ibqp) noexcept {
   Qp* qp = from_ex(ibqp);
   pthread_spin_lock(&qp->sq_lock);
   qp->wr_pi = qp->sq_pi;
-  qp->wr_wqe = nullptr;
+  qp->wr_wqe = SqeWriter{};
   qp->wr_err = 0;
 }
 
@@ -369,14 +314,14 @@ int wr_complete(ibv_qp_ex* ibqp) noexcept {
   if (err == 0 && qp->wr_pi != qp->sq_pi) {
     publish_sq(qp, qp->wr_pi);
   }
-  qp->wr_wqe = nullptr;
+  qp->wr_wqe = SqeWriter{};
   pthread_spin_unlock(&qp->sq_lock);
   return err;
 }
 
 void wr_abort(ibv_qp_ex* ibqp) noexcept {
   Qp* qp = from_ex(ibqp);
-  qp->wr_wqe = nullptr;
+  qp->wr_wqe = SqeWriter{};
   pthread_spin_unlock(&qp->sq_lock);
 }
 
@@ -469,10 +414,12 @@ int attach_rings(Qp* qp, const ibv_qp_cap& cap, const vrnic_create_qp_resp& r) n
   qp->max_send_sge = cap.max_send_sge;
   qp->max_inline = r.max_inline;
   if (has_rq) {
-    qp->rq = qp->map.at(r.rq_offset);
-    qp->rq_log_depth = r.rq_log_depth;
-    qp->rq_log_stride = r.rq_log_stride;
-    qp->max_recv_sge = cap.max_recv_sge;
+    qp->rq.base = qp->map.at(r.rq_offset);
+    qp->rq.pi_rec = qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi);
+    qp->rq.ci_rec = qp->dbrec + offsetof(vrnic_qp_dbrec, rq_ci);
+    qp->rq.log_depth = r.rq_log_depth;
+    qp->rq.log_stride = r.rq_log_stride;
+    qp->rq.max_sge = cap.max_recv_sge;
   }
   return 0;
 }
@@ -530,7 +477,7 @@ ibv_qp* create_qp_ex(ibv_context* ibctx, ibv_qp_init_attr_ex* attr) noexcept {
   // What we can actually hold, as the spec asks (the kernel rounded up).
   attr->cap.max_inline_data = qp->max_inline;
   debug("QP %u: SQ 2^%u x %u B, RQ 2^%u x %u B, inline %u", qp->vqp.qp.qp_num, qp->sq_log_depth,
-        1U << qp->sq_log_stride, qp->rq_log_depth, 1U << qp->rq_log_stride, qp->max_inline);
+        1U << qp->sq_log_stride, qp->rq.log_depth, 1U << qp->rq.log_stride, qp->max_inline);
   return &qp->vqp.qp;
 }
 
@@ -574,7 +521,7 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
     const SpinGuard sq(&qp->sq_lock);
     const SpinGuard rq(&qp->rq_lock);
     qp->sq_pi = 0;
-    qp->rq_pi = 0;
+    qp->rq.pi = 0;
     store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_pi), 0);
     store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi), 0);
   }
@@ -629,22 +576,33 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept {
   return err;
 }
 
-int write_rqe(std::byte* slot, uint32_t log_stride, uint32_t max_sge,
-              const ibv_recv_wr* wr) noexcept {
-  if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > max_sge ||
-      sizeof(vrnic_rqe) + static_cast<size_t>(wr->num_sge) * sizeof(vrnic_sge) >
-          (size_t{1} << log_stride)) {
-    return EINVAL;
+int post_recv_ring(Context* ctx, RecvRing* ring, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
+  uint32_t pi = ring->pi;
+  int err = 0;
+  for (; wr != nullptr; wr = wr->next) {
+    const uint32_t ci = le32(load_acquire32(ring->ci_rec));
+    if (ring_used(pi, ci) >= (1U << ring->log_depth)) {
+      err = ENOMEM;
+      break;
+    }
+    std::byte* slot = ring->base + (size_t{ring_slot(pi, ring->log_depth)} << ring->log_stride);
+    if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > ring->max_sge ||
+        !rqe_write(slot, ring->log_stride, wr->wr_id,
+                   std::span<const ibv_sge>(wr->sg_list, static_cast<size_t>(wr->num_sge)))) {
+      err = EINVAL;
+      break;
+    }
+    ++pi;
   }
-  const vrnic_rqe h{to_le64(wr->wr_id), to_le32(static_cast<uint32_t>(wr->num_sge)), 0};
-  std::memcpy(slot, &h, sizeof(h));
-  std::byte* p = slot + sizeof(h);
-  for (const ibv_sge& s : std::span(wr->sg_list, static_cast<size_t>(wr->num_sge))) {
-    const vrnic_sge hw{to_le64(s.addr), to_le32(s.length), to_le32(s.lkey)};
-    std::memcpy(p, &hw, sizeof(hw));
-    p += sizeof(hw);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  if (err != 0) {
+    *bad = wr;
   }
-  return 0;
+  if (pi != ring->pi) {
+    ring->pi = pi;
+    store_release32(ring->pi_rec, to_le32(pi));
+    ring_engine(ctx);
+  }
+  return err;
 }
 
 int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
@@ -654,31 +612,7 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
     return EINVAL;
   }
   const SpinGuard lock(&qp->rq_lock);
-  uint32_t pi = qp->rq_pi;
-  int err = 0;
-  for (; wr != nullptr; wr = wr->next) {
-    const uint32_t ci = le32(load_acquire32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_ci)));
-    if (ring_used(pi, ci) >= (1U << qp->rq_log_depth)) {
-      err = ENOMEM;
-      break;
-    }
-    std::byte* slot =
-        qp->rq + (static_cast<size_t>(ring_slot(pi, qp->rq_log_depth)) << qp->rq_log_stride);
-    err = write_rqe(slot, qp->rq_log_stride, qp->max_recv_sge, wr);
-    if (err != 0) {
-      break;
-    }
-    ++pi;
-  }
-  if (err != 0) {
-    *bad = wr;
-  }
-  if (pi != qp->rq_pi) {
-    qp->rq_pi = pi;
-    store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi), to_le32(pi));
-    ring_engine(qp->ctx);
-  }
-  return err;
+  return post_recv_ring(qp->ctx, &qp->rq, wr, bad);
 }
 
 }  // namespace vrnic

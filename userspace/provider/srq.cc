@@ -57,11 +57,13 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
     errno = err;
     return nullptr;
   }
-  srq->dbrec = srq->map.at(0);
-  srq->ring = srq->map.at(r.ring_offset);
-  srq->log_depth = r.log_depth;
-  srq->log_stride = r.log_stride;
-  srq->max_sge = attr->attr.max_sge;
+  std::byte* dbrec = srq->map.at(0);
+  srq->ring.base = srq->map.at(r.ring_offset);
+  srq->ring.pi_rec = dbrec + offsetof(vrnic_srq_dbrec, pi);
+  srq->ring.ci_rec = dbrec + offsetof(vrnic_srq_dbrec, ci);
+  srq->ring.log_depth = r.log_depth;
+  srq->ring.log_stride = r.log_stride;
+  srq->ring.max_sge = attr->attr.max_sge;
   return &srq->vsrq.srq;
 }
 
@@ -86,33 +88,8 @@ int destroy_srq(ibv_srq* ibsrq) noexcept {
 
 int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
   Srq* srq = to_vsrq(ibsrq);
-  pthread_spin_lock(&srq->lock);
-  uint32_t pi = srq->pi;
-  int err = 0;
-  for (; wr != nullptr; wr = wr->next) {
-    const uint32_t ci = le32(load_acquire32(srq->dbrec + offsetof(vrnic_srq_dbrec, ci)));
-    if (ring_used(pi, ci) >= (1U << srq->log_depth)) {
-      err = ENOMEM;
-      break;
-    }
-    std::byte* slot =
-        srq->ring + (static_cast<size_t>(ring_slot(pi, srq->log_depth)) << srq->log_stride);
-    err = write_rqe(slot, srq->log_stride, srq->max_sge, wr);
-    if (err != 0) {
-      break;
-    }
-    ++pi;
-  }
-  if (err != 0) {
-    *bad = wr;
-  }
-  if (pi != srq->pi) {
-    srq->pi = pi;
-    store_release32(srq->dbrec + offsetof(vrnic_srq_dbrec, pi), to_le32(pi));
-    ring_engine(srq->ctx);
-  }
-  pthread_spin_unlock(&srq->lock);
-  return err;
+  const SpinGuard lock(&srq->lock);
+  return post_recv_ring(srq->ctx, &srq->ring, wr, bad);
 }
 
 }  // namespace vrnic

@@ -17,6 +17,7 @@
 
 #include "hw_access.h"
 #include "ibverbs_private.h"
+#include "queue_entry.h"
 #include "vrnic-abi.h"
 
 namespace vrnic {
@@ -70,8 +71,19 @@ struct Cq {
   uint32_t cqn{};
   uint32_t arm_sn{};
   bool ex{};        // created with ibv_create_cq_ex
-  vrnic_cqe cur{};  // the entry start_poll/next_poll look at
+  CqeFields cur{};  // the entry start_poll/next_poll look at
   bool have_cur{};
+};
+
+// A receive ring libvrnic produces into: a QP's receive queue or an SRQ.
+struct RecvRing {
+  std::byte* base{};
+  std::byte* pi_rec{};        // our producer index, in the doorbell record
+  const std::byte* ci_rec{};  // the device's consumer index
+  uint32_t log_depth{};
+  uint32_t log_stride{};
+  uint32_t max_sge{};
+  uint32_t pi{};
 };
 
 struct Srq {
@@ -79,12 +91,7 @@ struct Srq {
   Context* ctx{};
   pthread_spinlock_t lock{};
   QueueMap map{};
-  std::byte* ring{};
-  std::byte* dbrec{};
-  uint32_t log_depth{};
-  uint32_t log_stride{};
-  uint32_t pi{};
-  uint32_t max_sge{};
+  RecvRing ring{};
 };
 
 struct Qp {
@@ -105,14 +112,10 @@ struct Qp {
   uint32_t max_inline{};
   // Receive ring
   pthread_spinlock_t rq_lock{};
-  std::byte* rq{};
-  uint32_t rq_log_depth{};
-  uint32_t rq_log_stride{};
-  uint32_t rq_pi{};
-  uint32_t max_recv_sge{};
+  RecvRing rq{};
   // ibv_wr_* in progress: between wr_start and wr_complete/wr_abort.
-  uint32_t wr_pi{};     // producer index after the WQEs built so far
-  std::byte* wr_wqe{};  // the WQE being built, or nullptr
+  uint32_t wr_pi{};    // producer index after the WQEs built so far
+  SqeWriter wr_wqe{};  // the WQE being built, if valid()
   int wr_err{};
 };
 
@@ -206,9 +209,8 @@ int modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) noexcept;
 int query_srq(ibv_srq* srq, ibv_srq_attr* attr) noexcept;
 int destroy_srq(ibv_srq* srq) noexcept;
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
-// Write one receive WQE into a ring slot; EINVAL if it does not fit.
-int write_rqe(std::byte* slot, uint32_t log_stride, uint32_t max_sge,
-              const ibv_recv_wr* wr) noexcept;
+// Post receive work requests to a ring whose lock the caller holds.
+int post_recv_ring(Context* ctx, RecvRing* ring, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
 
 // Debug output, enabled with VRNIC_DEBUG=1.
 void debug(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));

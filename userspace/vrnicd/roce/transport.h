@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "queue_entry.h"
 #include "roce/packet.h"
 #include "vrnic-hw.h"
 
@@ -83,11 +84,7 @@ enum class WcStatus : uint8_t {
 
 const char* wc_status_name(WcStatus s) noexcept;
 
-struct Sge {
-  uint64_t addr = 0;
-  uint32_t length = 0;
-  uint32_t lkey = 0;
-};
+using Sge = vrnic::WqeSge;
 
 struct SendWqe {
   uint32_t index = 0;  // send ring index

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The work and completion queue entries of uapi/vrnic-hw.h, encoded and
+// decoded in one place for all of userspace: libvrnic builds send and
+// receive WQEs and reads CQEs with it, vrnicd parses WQEs and writes CQEs
+// with it, and the host test harness plays the driver with it.  (The kernel
+// has its own C copy of the WQE builder in vrnic_kverbs.c.)
+//
+// Everything here is CPU order; the entries are little endian.  Decoders
+// treat the entry as hostile: every count and length is checked against
+// the entry's stride, and a malformed entry is reported, never read past.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "hw_access.h"
+#include "vrnic-hw.h"
+
+namespace vrnic {
+
+// A scatter/gather element.
+struct WqeSge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Send WQEs
+
+// Where a send WQE's data (SGEs or inline bytes) starts.
+constexpr size_t sqe_data_offset(bool ud) noexcept {
+  return ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
+}
+
+// Builds a send WQE in place, field by field: begin() first, then the
+// fields the opcode needs, then the data (SGEs or inline).  The slot is the
+// producer's until it publishes the producer index, so plain stores do.
+class SqeWriter {
+ public:
+  SqeWriter() noexcept = default;
+  SqeWriter(std::byte* slot, size_t stride, bool ud) noexcept
+      : slot_(slot), stride_(stride), ud_(ud) {}
+
+  [[nodiscard]] bool valid() const noexcept { return slot_ != nullptr; }
+
+  // The header: every other field 0.  flags are VRNIC_WQE_CTRL_SIGNALED,
+  // _SOLICITED and _FENCE.
+  void begin(uint64_t wr_id, uint32_t opcode, uint32_t flags) const noexcept {
+    vrnic_sqe h{};
+    h.wr_id = to_le64(wr_id);
+    h.ctrl = to_le32(
+        field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(opcode) |
+        (flags & (VRNIC_WQE_CTRL_SIGNALED | VRNIC_WQE_CTRL_SOLICITED | VRNIC_WQE_CTRL_FENCE)));
+    std::memcpy(slot_, &h, sizeof(h));
+  }
+  void set_imm(uint32_t imm) const noexcept { put(offsetof(vrnic_sqe, imm_data), to_le32(imm)); }
+  void set_remote(uint64_t addr, uint32_t rkey) const noexcept {
+    put(offsetof(vrnic_sqe, remote_addr), to_le64(addr));
+    put(offsetof(vrnic_sqe, rkey), to_le32(rkey));
+  }
+  void set_atomic(uint64_t compare_add, uint64_t swap) const noexcept {
+    put(offsetof(vrnic_sqe, compare_add), to_le64(compare_add));
+    put(offsetof(vrnic_sqe, swap), to_le64(swap));
+  }
+  // UD: where the datagram goes.
+  void set_ud(const vrnic_av& av, uint32_t remote_qpn, uint32_t remote_qkey) const noexcept {
+    std::memcpy(slot_ + VRNIC_SQE_DATA_OFFSET, &av, sizeof(av));
+    put(offsetof(vrnic_sqe, remote_qpn), to_le32(remote_qpn));
+    put(offsetof(vrnic_sqe, remote_qkey), to_le32(remote_qkey));
+  }
+  // The SGEs (any type with addr, length and lkey).  false if they do not
+  // fit the stride.
+  template <typename S>
+  [[nodiscard]] bool set_sges(std::span<const S> sges) const noexcept {
+    const size_t data = sqe_data_offset(ud_);
+    if (sges.size() > VRNIC_MAX_SGE || data + sges.size() * sizeof(vrnic_sge) > stride_) {
+      return false;
+    }
+    for (size_t i = 0; i < sges.size(); ++i) {
+      const vrnic_sge hw{to_le64(sges[i].addr), to_le32(sges[i].length), to_le32(sges[i].lkey)};
+      std::memcpy(slot_ + data + i * sizeof(hw), &hw, sizeof(hw));
+    }
+    set_ctrl((ctrl() & ~(VRNIC_WQE_CTRL_NUM_SGE_MASK | VRNIC_WQE_CTRL_INLINE)) |
+             field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(static_cast<uint32_t>(sges.size())));
+    return true;
+  }
+  // Inline data gathered from buffers (any type with addr and length, addr
+  // a pointer in this process).  false if it does not fit the stride.
+  template <typename B>
+  [[nodiscard]] bool set_inline(std::span<const B> bufs) const noexcept {
+    const size_t data = sqe_data_offset(ud_);
+    size_t total = 0;
+    for (const B& b : bufs) {
+      if (b.length > stride_ - data - total) {
+        return false;
+      }
+      if (b.length != 0) {
+        std::memcpy(slot_ + data + total, b.addr, b.length);
+      }
+      total += b.length;
+    }
+    put(offsetof(vrnic_sqe, length), to_le32(static_cast<uint32_t>(total)));
+    set_ctrl((ctrl() & ~VRNIC_WQE_CTRL_NUM_SGE_MASK) | VRNIC_WQE_CTRL_INLINE);
+    return true;
+  }
+
+ private:
+  template <typename T>
+  void put(size_t off, T v) const noexcept {
+    std::memcpy(slot_ + off, &v, sizeof(v));
+  }
+  [[nodiscard]] uint32_t ctrl() const noexcept {
+    uint32_t v = 0;
+    std::memcpy(&v, slot_ + offsetof(vrnic_sqe, ctrl), sizeof(v));
+    return le32(v);
+  }
+  void set_ctrl(uint32_t v) const noexcept { put(offsetof(vrnic_sqe, ctrl), to_le32(v)); }
+
+  std::byte* slot_ = nullptr;
+  size_t stride_ = 0;
+  bool ud_ = false;
+};
+
+// A send WQE as the device reads it.
+struct SqeFields {
+  uint64_t wr_id = 0;
+  uint32_t opcode = 0;  // enum vrnic_wqe_opcode
+  bool signaled = false;
+  bool solicited = false;
+  bool fence = false;
+  bool is_inline = false;
+  uint32_t imm = 0;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  uint32_t remote_qpn = 0;  // UD
+  uint32_t remote_qkey = 0;
+  vrnic_av av{};  // UD
+  uint32_t num_sge = 0;
+  std::array<WqeSge, VRNIC_MAX_SGE> sge{};
+  std::span<const std::byte> inline_data;  // within the entry decoded
+};
+
+// Parse a send WQE (the stride bytes of its slot, copied out of the ring
+// by the caller).  false: malformed - an unknown opcode, or SGEs or inline
+// data that do not fit the entry.
+inline bool sqe_decode(std::span<const std::byte> entry, bool ud, SqeFields* out) noexcept {
+  vrnic_sqe h{};
+  const size_t data = sqe_data_offset(ud);
+  if (entry.size() < data) {
+    return false;
+  }
+  std::memcpy(&h, entry.data(), sizeof(h));
+  const uint32_t ctrl = le32(h.ctrl);
+  out->wr_id = le64(h.wr_id);
+  out->opcode = field_get<VRNIC_WQE_CTRL_OPCODE_MASK>(ctrl);
+  out->signaled = (ctrl & VRNIC_WQE_CTRL_SIGNALED) != 0;
+  out->solicited = (ctrl & VRNIC_WQE_CTRL_SOLICITED) != 0;
+  out->fence = (ctrl & VRNIC_WQE_CTRL_FENCE) != 0;
+  out->is_inline = (ctrl & VRNIC_WQE_CTRL_INLINE) != 0;
+  out->imm = le32(h.imm_data);
+  out->remote_addr = le64(h.remote_addr);
+  out->rkey = le32(h.rkey);
+  out->compare_add = le64(h.compare_add);
+  out->swap = le64(h.swap);
+  out->remote_qpn = le32(h.remote_qpn);
+  out->remote_qkey = le32(h.remote_qkey);
+  if (out->opcode > VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
+    return false;
+  }
+  if (ud) {
+    std::memcpy(&out->av, entry.data() + VRNIC_SQE_DATA_OFFSET, sizeof(out->av));
+  }
+  out->num_sge = 0;
+  out->inline_data = {};
+  if (out->is_inline) {
+    const uint32_t len = le32(h.length);
+    if (len > entry.size() - data) {
+      return false;
+    }
+    out->inline_data = entry.subspan(data, len);
+    return true;
+  }
+  const uint32_t nsge = field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl);
+  if (nsge > VRNIC_MAX_SGE || data + nsge * sizeof(vrnic_sge) > entry.size()) {
+    return false;
+  }
+  for (uint32_t i = 0; i < nsge; ++i) {
+    vrnic_sge s{};
+    std::memcpy(&s, entry.data() + data + i * sizeof(s), sizeof(s));
+    out->sge[i] = {le64(s.addr), le32(s.length), le32(s.lkey)};
+  }
+  out->num_sge = nsge;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Receive WQEs (receive rings and SRQs)
+
+// Write a receive WQE into a slot of 2^log_stride bytes.  false if its SGEs
+// do not fit.
+template <typename S>
+bool rqe_write(std::byte* slot, uint32_t log_stride, uint64_t wr_id,
+               std::span<const S> sges) noexcept {
+  if (sges.size() > VRNIC_MAX_SGE ||
+      sizeof(vrnic_rqe) + sges.size() * sizeof(vrnic_sge) > (size_t{1} << log_stride)) {
+    return false;
+  }
+  const vrnic_rqe h{to_le64(wr_id), to_le32(static_cast<uint32_t>(sges.size())), 0};
+  std::memcpy(slot, &h, sizeof(h));
+  for (size_t i = 0; i < sges.size(); ++i) {
+    const vrnic_sge hw{to_le64(sges[i].addr), to_le32(sges[i].length), to_le32(sges[i].lkey)};
+    std::memcpy(slot + sizeof(h) + i * sizeof(hw), &hw, sizeof(hw));
+  }
+  return true;
+}
+
+struct RqeFields {
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  std::array<WqeSge, VRNIC_MAX_SGE> sge{};
+};
+
+// Parse a receive WQE (its slot's bytes).  false: its SGEs do not fit.
+inline bool rqe_decode(std::span<const std::byte> entry, RqeFields* out) noexcept {
+  vrnic_rqe h{};
+  if (entry.size() < sizeof(h)) {
+    return false;
+  }
+  std::memcpy(&h, entry.data(), sizeof(h));
+  out->wr_id = le64(h.wr_id);
+  const uint32_t nsge = le32(h.num_sge);
+  out->num_sge = 0;
+  if (nsge > VRNIC_MAX_SGE || sizeof(h) + nsge * sizeof(vrnic_sge) > entry.size()) {
+    return false;
+  }
+  for (uint32_t i = 0; i < nsge; ++i) {
+    vrnic_sge s{};
+    std::memcpy(&s, entry.data() + sizeof(h) + i * sizeof(s), sizeof(s));
+    out->sge[i] = {le64(s.addr), le32(s.length), le32(s.lkey)};
+  }
+  out->num_sge = nsge;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Completions
+
+struct CqeFields {
+  uint64_t wr_id = 0;
+  uint32_t opcode = VRNIC_CQE_SEND;  // enum vrnic_cqe_opcode
+  uint32_t status = VRNIC_CQE_SUCCESS;
+  uint32_t vendor_err = 0;
+  uint32_t byte_len = 0;
+  bool has_imm = false;
+  uint32_t imm = 0;
+  bool grh = false;   // UD receive: a GRH starts the buffer
+  bool ipv4 = false;  // ... and it holds an IPv4 header
+  uint32_t qpn = 0;
+  uint32_t src_qp = 0;
+  uint32_t wqe_idx = 0;
+};
+
+// The device writes entry idx of a CQ ring of 2^log_depth entries: the
+// info word, with its owner bit, last.
+inline void cqe_write(std::byte* slot, const CqeFields& f, uint32_t idx,
+                      uint32_t log_depth) noexcept {
+  vrnic_cqe e{};
+  e.wr_id = to_le64(f.wr_id);
+  e.byte_len = to_le32(f.byte_len);
+  e.imm_data = to_le32(f.imm);
+  e.qpn = to_le32(f.qpn);
+  e.src_qp = to_le32(f.src_qp);
+  e.wqe_idx = to_le32(f.wqe_idx);
+  const uint32_t info =
+      field_prep<VRNIC_CQE_OPCODE_MASK>(f.opcode) | field_prep<VRNIC_CQE_STATUS_MASK>(f.status) |
+      field_prep<VRNIC_CQE_VENDOR_ERR_MASK>(f.vendor_err) | (f.has_imm ? VRNIC_CQE_F_IMM : 0) |
+      (f.grh ? VRNIC_CQE_F_GRH : 0) | (f.ipv4 ? VRNIC_CQE_F_IPV4 : 0) |
+      field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(idx, log_depth));
+  std::memcpy(slot, &e, offsetof(vrnic_cqe, info));
+  // The owner word last: the consumer reads nothing before it.
+  store_release32(slot + offsetof(vrnic_cqe, info), to_le32(info));
+}
+
+// The consumer reads entry ci if the device has written it.  An opcode or
+// status outside the uapi lists (a device bug) reads as GENERAL_ERR, as the
+// kernel driver reports it too.
+inline bool cqe_read(const std::byte* slot, uint32_t ci, uint32_t log_depth,
+                     CqeFields* out) noexcept {
+  const uint32_t info = le32(load_acquire32(slot + offsetof(vrnic_cqe, info)));
+  if (field_get<VRNIC_CQE_OWNER_MASK>(info) != ring_owner(ci, log_depth)) {
+    return false;
+  }
+  vrnic_cqe e{};
+  std::memcpy(&e, slot, offsetof(vrnic_cqe, info));  // after the acquire above
+  out->wr_id = le64(e.wr_id);
+  out->byte_len = le32(e.byte_len);
+  out->imm = le32(e.imm_data);
+  out->qpn = le32(e.qpn);
+  out->src_qp = le32(e.src_qp);
+  out->wqe_idx = le32(e.wqe_idx);
+  out->opcode = field_get<VRNIC_CQE_OPCODE_MASK>(info);
+  out->status = field_get<VRNIC_CQE_STATUS_MASK>(info);
+  out->vendor_err = field_get<VRNIC_CQE_VENDOR_ERR_MASK>(info);
+  out->has_imm = (info & VRNIC_CQE_F_IMM) != 0;
+  out->grh = (info & VRNIC_CQE_F_GRH) != 0;
+  out->ipv4 = (info & VRNIC_CQE_F_IPV4) != 0;
+  if (vrnic_cqe_opcode_valid(out->opcode) == 0 || vrnic_cqe_status_valid(out->status) == 0) {
+    out->status = VRNIC_CQE_GENERAL_ERR;
+    out->opcode = VRNIC_CQE_SEND;
+  }
+  return true;
+}
+
+}  // namespace vrnic
