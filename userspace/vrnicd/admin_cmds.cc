@@ -194,7 +194,7 @@ AqResult Device::cmd_destroy_eq(const vrnic_aq_cmd& cmd) {
   if (!eqs_[eqn]) {
     return status(VRNIC_AQ_STATUS_NOT_FOUND);
   }
-  if (engine_.eq_in_use(eqn)) {
+  if (engine_.objects().eq_in_use(eqn)) {
     return status(VRNIC_AQ_STATUS_BUSY);  // CQs report to it
   }
   eqs_[eqn].reset();

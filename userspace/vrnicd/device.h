@@ -105,6 +105,9 @@ class Device final : public EngineHost {
 #include "vrnic-aq-ops.h"
 #undef VRNIC_AQ_OP
   AqResult write_resp(const vrnic_aq_resp_buf& buf, const void* data, uint32_t len);
+  AqResult write_stats(const vrnic_aq_resp_buf& buf, const Counters::Values& values);
+  [[nodiscard]] bool cq_depth_ok(uint32_t log_depth) const;
+  bool decode_qp_attr(const vrnic_qp_attr& w, uint32_t mask, QpAttrs* a) const;
 
   const DeviceConfig& cfg_;
   Bar2& bar_;

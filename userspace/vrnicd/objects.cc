@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "guest_memory.h"
 #include "hw_access.h"
@@ -89,6 +90,45 @@ std::byte* Mr::word(uint64_t va) const {
   }
   const uint64_t off = va - base;
   return pages[off >> page_shift] + (off & ((1ULL << page_shift) - 1));
+}
+
+uint8_t map_mr_pages(const GuestMemory& mem, const RegMrParams& p, Mr* mr) {
+  auto read_list = [&](uint64_t addr, uint32_t n, uint64_t* out) {
+    return addr % sizeof(uint64_t) == 0 &&
+           mem.read(addr, out, static_cast<size_t>(n) * sizeof(uint64_t));
+  };
+  std::vector<uint64_t> gpas(p.npages);
+  if (p.indirect) {
+    const uint32_t nlists =
+        (p.npages + VRNIC_PBL_ENTRIES_PER_PAGE - 1) / VRNIC_PBL_ENTRIES_PER_PAGE;
+    std::vector<uint64_t> lists(nlists);
+    if (!read_list(p.pbl_addr, nlists, lists.data())) {
+      return VRNIC_AQ_STATUS_BAD_ADDR;
+    }
+    for (uint32_t i = 0; i < nlists; ++i) {
+      const uint32_t n =
+          std::min<uint32_t>(VRNIC_PBL_ENTRIES_PER_PAGE, p.npages - i * VRNIC_PBL_ENTRIES_PER_PAGE);
+      if (vrnic::le64(lists[i]) % kPageSize != 0 ||
+          !read_list(vrnic::le64(lists[i]), n,
+                     gpas.data() + static_cast<size_t>(i) * VRNIC_PBL_ENTRIES_PER_PAGE)) {
+        return VRNIC_AQ_STATUS_BAD_ADDR;
+      }
+    }
+  } else if (!read_list(p.pbl_addr, p.npages, gpas.data())) {
+    return VRNIC_AQ_STATUS_BAD_ADDR;
+  }
+  const uint64_t psize = 1ULL << p.page_shift;
+  mr->pages.clear();
+  mr->pages.reserve(p.npages);
+  for (const uint64_t g : gpas) {
+    const uint64_t gpa = vrnic::le64(g);
+    std::byte* host = gpa % psize == 0 ? mem.translate(gpa, psize) : nullptr;
+    if (host == nullptr) {
+      return VRNIC_AQ_STATUS_BAD_ADDR;
+    }
+    mr->pages.push_back(host);
+  }
+  return VRNIC_AQ_STATUS_OK;
 }
 
 }  // namespace vrnicd

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
 // Data-path objects as the device keeps them: queue buffers translated to
-// host memory once, memory regions with their page lists, completion
-// queues and shared receive queues.  Guest pointers are validated when an
-// object is created; later accesses are offset arithmetic within them.
+// host memory once, memory regions with their page lists, and shared
+// receive queues.  (Completion queues are in cq.h, QPs in qp.h.)  Guest pointers are validated when
+// an object is created; later accesses are offset arithmetic within them.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "guest_memory.h"
+#include "params.h"
 #include "roce/transport.h"
 #include "vrnic-hw.h"
 
@@ -81,18 +82,9 @@ struct Mr {
   [[nodiscard]] std::byte* word(uint64_t va) const;
 };
 
-struct Cq {
-  uint32_t cqn = 0;
-  QueueBuffer buf;
-  Ring ring;
-  uint32_t eqn = 0;
-  uint32_t pi = 0;
-  uint32_t fired_sn = 0;
-  bool error = false;
-  uint32_t refs = 0;  // QPs using it
-
-  [[nodiscard]] std::byte* dbrec() const { return buf.page(0); }
-};
+// Translate a registration's page list into mr->pages (the device copies
+// it, as REG_MR says); VRNIC_AQ_STATUS_BAD_ADDR if any of it is not RAM.
+uint8_t map_mr_pages(const GuestMemory& mem, const RegMrParams& p, Mr* mr);
 
 struct Srq {
   uint32_t srqn = 0;

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Where RoCEv2 frames go.  Frames QPs build leave through the wire hook,
+// or loop back when they are for one of the port's own GIDs; a multicast
+// frame does both when local QPs are members of its group.  Frames from
+// the wire and from the loopback queue are decoded once and delivered to
+// their QP, or to every member of their multicast group.  The router also
+// keeps a pool of frame buffers, so the data path allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "roce/packet.h"
+
+namespace vrnicd {
+
+class Counters;
+class ObjectTable;
+class Port;
+
+class FrameRouter {
+ public:
+  using Wire = std::function<void(std::span<const std::byte>)>;
+
+  FrameRouter(const ObjectTable& objects, const Port& port, Counters& counters);
+
+  // Device reset: the loopback queue is dropped.
+  void reset();
+  void set_wire(Wire tx) { wire_ = std::move(tx); }
+
+  // A buffer for a new frame (its contents are to be replaced).
+  std::vector<std::byte> take_buffer();
+  // A buffer that was not sent, back to the pool.
+  void recycle(std::vector<std::byte>&& frame);
+  // Send a sealed frame to dgid.
+  void send(std::vector<std::byte>&& frame, const roce::Gid& dgid);
+
+  // A frame from the wire.  false if it is not RoCEv2 (for the NIC).
+  bool receive(std::span<const std::byte> frame);
+  // Deliver up to budget looped-back frames; true if there were any.
+  bool poll_loopback(int budget);
+  [[nodiscard]] bool has_loopback() const { return !loopback_.empty(); }
+
+ private:
+  [[nodiscard]] bool is_local(const roce::Gid& gid) const;
+  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt);
+  void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
+
+  const ObjectTable& objects_;
+  const Port& port_;
+  Counters& counters_;
+  Wire wire_;
+  std::deque<std::vector<std::byte>> loopback_;
+  std::vector<std::vector<std::byte>> pool_;
+};
+
+}  // namespace vrnicd

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "object_table.h"
+
+#include <algorithm>
+
+#include "counters.h"
+#include "guest_memory.h"
+#include "hw_access.h"
+
+namespace vrnicd {
+namespace {
+
+template <typename T>
+int free_slot(const std::vector<std::unique_ptr<T>>& v, size_t first) {
+  for (size_t i = first; i < v.size(); ++i) {
+    if (!v[i]) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+template <typename T>
+T* find(const std::vector<std::unique_ptr<T>>& v, uint32_t i) {
+  return i < v.size() ? v[i].get() : nullptr;
+}
+
+template <typename Groups>
+auto* find_in(Groups& groups, const roce::Gid& gid) {
+  auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.gid == gid; });
+  return it == groups.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+ObjectTable::ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counters& counters,
+                         const QpContext& qp_ctx)
+    : cfg_(cfg), mem_(mem), counters_(counters), qp_ctx_(qp_ctx) {
+  reset();
+}
+
+void ObjectTable::reset() {
+  qps_.clear();
+  srqs_.clear();
+  cqs_.clear();
+  mrs_.clear();
+  pds_.clear();
+  mcast_.clear();
+  const DeviceLimits& l = cfg_.limits;
+  qps_.resize(static_cast<size_t>(l.max_qp) + 2);
+  srqs_.resize(static_cast<size_t>(l.max_srq) + 1);
+  cqs_.resize(static_cast<size_t>(l.max_cq) + 1);
+  mrs_.resize(static_cast<size_t>(l.max_mr) + 1);
+  mr_variant_.resize(mrs_.size());
+  pds_.resize(static_cast<size_t>(l.max_pd) + 1);
+  next_qpn_ = 2;
+}
+
+bool ObjectTable::pd_exists(uint32_t pdn) const { return pdn != 0 && find(pds_, pdn) != nullptr; }
+Cq* ObjectTable::find_cq(uint32_t cqn) const { return find(cqs_, cqn); }
+Srq* ObjectTable::find_srq(uint32_t srqn) const { return find(srqs_, srqn); }
+Qp* ObjectTable::find_qp(uint32_t qpn) const { return find(qps_, qpn); }
+
+const Mr* ObjectTable::find_mr(uint32_t key, uint32_t pdn) const {
+  const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  return mr != nullptr && mr->key == key && mr->pdn == pdn ? mr : nullptr;
+}
+
+bool ObjectTable::eq_in_use(uint32_t eqn) const {
+  return std::any_of(cqs_.begin(), cqs_.end(),
+                     [eqn](const auto& cq) { return cq && cq->eqn() == eqn; });
+}
+
+bool ObjectTable::counter_in_use(uint32_t id) const {
+  return std::any_of(qps_.begin(), qps_.end(),
+                     [id](const auto& qp) { return qp && qp->counter_set() == id; });
+}
+
+// ---------------------------------------------------------------------------
+// PDs and MRs
+
+uint8_t ObjectTable::create_pd(uint32_t* pdn) {
+  const int slot = free_slot(pds_, 1);
+  if (slot < 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  pds_[static_cast<size_t>(slot)] = std::make_unique<Pd>();
+  *pdn = static_cast<uint32_t>(slot);
+  counters_.add(VRNIC_STAT_PDS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::destroy_pd(uint32_t pdn) {
+  if (!pd_exists(pdn)) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (pds_[pdn]->refs != 0) {
+    return VRNIC_AQ_STATUS_BUSY;
+  }
+  pds_[pdn].reset();
+  counters_.sub(VRNIC_STAT_PDS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// A key for MR table index: the index and a variant that changes on reuse.
+uint32_t ObjectTable::new_key(uint32_t index) {
+  return vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(index) |
+         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(++mr_variant_[index]);
+}
+
+void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key) {
+  mr->key = new_key(index);
+  *key = mr->key;
+  ++pds_[mr->pdn]->refs;
+  counters_.add(VRNIC_STAT_MRS);
+  counters_.add(VRNIC_STAT_MR_PAGES, mr->pages.size());
+  mrs_[index] = std::move(mr);
+}
+
+uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
+  if (!pd_exists(p.pdn)) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  const int slot = free_slot(mrs_, 1);
+  if (slot < 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  auto mr = std::make_unique<Mr>();
+  mr->pdn = p.pdn;
+  mr->access = p.access;
+  if (p.phys) {
+    mr->length = UINT64_MAX;
+    mr->phys = &mem_;
+  } else {
+    if (const uint8_t st = map_mr_pages(mem_, p, mr.get()); st != VRNIC_AQ_STATUS_OK) {
+      return st;
+    }
+    mr->iova = p.iova;
+    mr->length = p.length;
+    mr->page_shift = p.page_shift;
+    mr->base = p.iova & ~((1ULL << p.page_shift) - 1);
+  }
+  add_mr(std::move(mr), static_cast<uint32_t>(slot), key);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::dereg_mr(uint32_t key) {
+  const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
+  const Mr* mr = find(mrs_, idx);
+  if (mr == nullptr || mr->key != key) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  --pds_[mr->pdn]->refs;
+  counters_.sub(VRNIC_STAT_MR_PAGES, mr->pages.size());
+  counters_.sub(VRNIC_STAT_MRS);
+  mrs_[idx].reset();
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// ---------------------------------------------------------------------------
+// CQs and SRQs
+
+uint8_t ObjectTable::create_cq(const CreateCqParams& p, uint32_t* cqn) {
+  const int slot = free_slot(cqs_, 1);
+  if (slot < 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  std::unique_ptr<Cq> cq;
+  const uint8_t st = Cq::create(mem_, static_cast<uint32_t>(slot), p, &cq);
+  if (st != VRNIC_AQ_STATUS_OK) {
+    return st;
+  }
+  *cqn = cq->cqn();
+  cqs_[*cqn] = std::move(cq);
+  counters_.add(VRNIC_STAT_CQS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::resize_cq(const ResizeCqParams& p, uint32_t* moved) {
+  Cq* cq = find_cq(p.cqn);
+  return cq == nullptr ? VRNIC_AQ_STATUS_NOT_FOUND : cq->resize(mem_, p, moved);
+}
+
+uint8_t ObjectTable::destroy_cq(uint32_t cqn) {
+  const Cq* cq = find_cq(cqn);
+  if (cq == nullptr || cqn == 0) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (cq->refs != 0) {
+    return VRNIC_AQ_STATUS_BUSY;
+  }
+  cqs_[cqn].reset();
+  counters_.sub(VRNIC_STAT_CQS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::create_srq(const CreateSrqParams& p, uint32_t* srqn) {
+  if (!pd_exists(p.pdn)) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  const int slot = free_slot(srqs_, 1);
+  if (slot < 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  auto srq = std::make_unique<Srq>();
+  if (!srq->buf.map(mem_, p.buf.pbl_addr, p.buf.npages)) {
+    return VRNIC_AQ_STATUS_BAD_ADDR;
+  }
+  srq->ring = {&srq->buf, p.ring.first_page, p.ring.log_depth, p.ring.log_stride};
+  if (!srq->ring.fits()) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  srq->srqn = static_cast<uint32_t>(slot);
+  srq->pdn = p.pdn;
+  srq->limit = p.limit;
+  *srqn = srq->srqn;
+  srqs_[srq->srqn] = std::move(srq);
+  ++pds_[p.pdn]->refs;
+  counters_.add(VRNIC_STAT_SRQS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::modify_srq(uint32_t srqn, bool set_limit, uint32_t limit) {
+  Srq* srq = find_srq(srqn);
+  if (srq == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (set_limit) {
+    if (limit > srq->ring.depth()) {
+      return VRNIC_AQ_STATUS_BAD_PARAM;
+    }
+    srq->limit = limit;
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::query_srq(uint32_t srqn, uint32_t* limit) {
+  const Srq* srq = find_srq(srqn);
+  if (srq == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  *limit = srq->limit;
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::destroy_srq(uint32_t srqn) {
+  const Srq* srq = find_srq(srqn);
+  if (srq == nullptr || srqn == 0) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (srq->refs != 0) {
+    return VRNIC_AQ_STATUS_BUSY;
+  }
+  --pds_[srq->pdn]->refs;
+  srqs_[srqn].reset();
+  counters_.sub(VRNIC_STAT_SRQS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// ---------------------------------------------------------------------------
+// QPs and multicast groups
+
+// The objects a new QP names, which must exist.
+uint8_t ObjectTable::qp_links(const CreateQpParams& p, QpLinks* links) const {
+  links->send_cq = find_cq(p.send_cqn);
+  links->recv_cq = find_cq(p.recv_cqn);
+  links->srq = p.srqn ? find_srq(*p.srqn) : nullptr;
+  if (!pd_exists(p.pdn) || links->send_cq == nullptr || links->recv_cq == nullptr ||
+      (p.srqn && links->srq == nullptr)) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// QP 1 is the GSI QP's alone; other QPs are numbered from 2, round robin,
+// so that a new QP does not reuse the number of one that just went away.
+// -1: none free; 0: QP 1 exists already.
+int ObjectTable::qp_slot(bool gsi) const {
+  if (gsi) {
+    if (qps_.size() <= VRNIC_GSI_QPN) {
+      return -1;
+    }
+    return qps_[VRNIC_GSI_QPN] ? 0 : VRNIC_GSI_QPN;
+  }
+  const int slot = free_slot(qps_, next_qpn_);
+  return slot >= 0 ? slot : free_slot(qps_, 2);
+}
+
+uint8_t ObjectTable::create_qp(const CreateQpParams& p, uint32_t* qpn) {
+  QpLinks links;
+  if (const uint8_t st = qp_links(p, &links); st != VRNIC_AQ_STATUS_OK) {
+    return st;
+  }
+  const int slot = qp_slot(p.gsi);
+  if (slot <= 0) {
+    return slot == 0 ? VRNIC_AQ_STATUS_BUSY : VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  std::unique_ptr<Qp> qp;
+  const auto n = static_cast<uint32_t>(slot);
+  if (const uint8_t st = Qp::create(qp_ctx_, mem_, n, p, links, &qp); st != VRNIC_AQ_STATUS_OK) {
+    return st;
+  }
+  ++pds_[p.pdn]->refs;
+  ++links.send_cq->refs;
+  ++links.recv_cq->refs;
+  if (links.srq != nullptr) {
+    ++links.srq->refs;
+  }
+  if (!p.gsi) {
+    next_qpn_ = n + 1 < qps_.size() ? n + 1 : 2;
+  }
+  qps_[n] = std::move(qp);
+  *qpn = n;
+  counters_.add(VRNIC_STAT_QPS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::destroy_qp(uint32_t qpn) {
+  const Qp* qp = find_qp(qpn);
+  if (qp == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  const QpLinks& links = qp->links();
+  --pds_[qp->pdn()]->refs;
+  --links.send_cq->refs;
+  --links.recv_cq->refs;
+  if (links.srq != nullptr) {
+    --links.srq->refs;
+  }
+  for (McastGroup& g : mcast_) {
+    std::erase(g.qpns, qpn);
+  }
+  std::erase_if(mcast_, [](const McastGroup& g) { return g.qpns.empty(); });
+  qps_[qpn].reset();
+  counters_.sub(VRNIC_STAT_QPS);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+ObjectTable::McastGroup* ObjectTable::find_group(const roce::Gid& gid) {
+  return find_in(mcast_, gid);
+}
+
+const std::vector<uint32_t>* ObjectTable::group(const roce::Gid& gid) const {
+  const McastGroup* g = find_in(mcast_, gid);
+  return g == nullptr ? nullptr : &g->qpns;
+}
+
+uint8_t ObjectTable::attach_mcast(uint32_t qpn, const roce::Gid& gid) {
+  const Qp* qp = find_qp(qpn);
+  if (qp == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (qp->type() != roce::QpType::kUd || qp->gsi()) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  McastGroup* g = find_group(gid);
+  if (g == nullptr) {
+    if (mcast_.size() >= cfg_.limits.max_mcast_grp) {
+      return VRNIC_AQ_STATUS_NO_RESOURCES;
+    }
+    g = &mcast_.emplace_back(McastGroup{gid, {}});
+  }
+  if (std::find(g->qpns.begin(), g->qpns.end(), qpn) != g->qpns.end()) {
+    return VRNIC_AQ_STATUS_OK;
+  }
+  if (g->qpns.size() >= cfg_.limits.max_mcast_qp_attach) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  g->qpns.push_back(qpn);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::detach_mcast(uint32_t qpn, const roce::Gid& gid) {
+  McastGroup* g = find_group(gid);
+  if (find_qp(qpn) == nullptr || g == nullptr || std::erase(g->qpns, qpn) == 0) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  std::erase_if(mcast_, [](const McastGroup& m) { return m.qpns.empty(); });
+  return VRNIC_AQ_STATUS_OK;
+}
+
+}  // namespace vrnicd

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The device's object tables: protection domains, memory regions, CQs,
+// SRQs, QPs and multicast groups, indexed the way the driver names them
+// (PDN, key, CQN, SRQN, QPN).  Creation checks what needs the tables and
+// guest memory; the parameters come validated from admin_verbs.cc.
+// Every method returns a VRNIC_AQ_STATUS_* value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config.h"
+#include "cq.h"
+#include "objects.h"
+#include "params.h"
+#include "qp.h"
+
+namespace vrnicd {
+
+class Counters;
+class GuestMemory;
+
+class ObjectTable {
+ public:
+  ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counters& counters,
+              const QpContext& qp_ctx);
+
+  // Forget every object, as at device reset.
+  void reset();
+
+  uint8_t create_pd(uint32_t* pdn);
+  uint8_t destroy_pd(uint32_t pdn);
+  uint8_t reg_mr(const RegMrParams& p, uint32_t* key);
+  uint8_t dereg_mr(uint32_t key);
+  uint8_t create_cq(const CreateCqParams& p, uint32_t* cqn);
+  uint8_t resize_cq(const ResizeCqParams& p, uint32_t* moved);
+  uint8_t destroy_cq(uint32_t cqn);
+  uint8_t create_srq(const CreateSrqParams& p, uint32_t* srqn);
+  uint8_t modify_srq(uint32_t srqn, bool set_limit, uint32_t limit);
+  uint8_t query_srq(uint32_t srqn, uint32_t* limit);
+  uint8_t destroy_srq(uint32_t srqn);
+  uint8_t create_qp(const CreateQpParams& p, uint32_t* qpn);
+  uint8_t destroy_qp(uint32_t qpn);
+  uint8_t attach_mcast(uint32_t qpn, const roce::Gid& gid);
+  uint8_t detach_mcast(uint32_t qpn, const roce::Gid& gid);
+
+  // The MR of key if it belongs to PD pdn.
+  [[nodiscard]] const Mr* find_mr(uint32_t key, uint32_t pdn) const;
+  [[nodiscard]] Qp* find_qp(uint32_t qpn) const;
+  // The local members of multicast group gid (nullptr: no such group).
+  [[nodiscard]] const std::vector<uint32_t>* group(const roce::Gid& gid) const;
+  [[nodiscard]] bool eq_in_use(uint32_t eqn) const;
+  [[nodiscard]] bool counter_in_use(uint32_t id) const;
+  [[nodiscard]] const std::vector<std::unique_ptr<Qp>>& qps() const { return qps_; }
+
+ private:
+  struct McastGroup {
+    roce::Gid gid{};
+    std::vector<uint32_t> qpns;
+  };
+
+  [[nodiscard]] bool pd_exists(uint32_t pdn) const;
+  [[nodiscard]] Cq* find_cq(uint32_t cqn) const;
+  [[nodiscard]] Srq* find_srq(uint32_t srqn) const;
+  McastGroup* find_group(const roce::Gid& gid);
+  uint8_t qp_links(const CreateQpParams& p, QpLinks* links) const;
+  [[nodiscard]] int qp_slot(bool gsi) const;
+  uint32_t new_key(uint32_t index);
+  void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
+
+  const DeviceConfig& cfg_;
+  const GuestMemory& mem_;
+  Counters& counters_;
+  QpContext qp_ctx_;
+  std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
+  std::vector<std::unique_ptr<Mr>> mrs_;  // by key index
+  std::vector<uint8_t> mr_variant_;
+  std::vector<std::unique_ptr<Cq>> cqs_;
+  std::vector<std::unique_ptr<Srq>> srqs_;
+  std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
+  std::vector<McastGroup> mcast_;
+  uint32_t next_qpn_ = 2;
+};
+
+}  // namespace vrnicd
