@@ -346,12 +346,9 @@ class DataPath {
     if (!w.set_sges(sges)) {
       // More than fit: the count says so, and the device refuses it.
       vrnic_sqe h{};
-      std::memcpy(&h, ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride),
-                  sizeof(h));
-      h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(
-          static_cast<uint32_t>(sges.size()));
-      std::memcpy(ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride), &h,
-                  sizeof(h));
+      std::memcpy(&h, ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride), sizeof(h));
+      h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(static_cast<uint32_t>(sges.size()));
+      std::memcpy(ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride), &h, sizeof(h));
     }
     ++qp.sq_pi;
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), qp.sq_pi);
@@ -368,8 +365,8 @@ class DataPath {
 
   // A receive WQE, built with libvrnic's encoder.
   void post_recv(Qp& qp, uint64_t wr_id, std::span<const vrnic_sge> sges) {
-    std::byte* slot = ram(qp.rq + vrnic::ring_slot(qp.rq_pi, qp.rq_log_depth) *
-                                      (size_t{1} << qp.rq_log_stride));
+    std::byte* slot =
+        ram(qp.rq + vrnic::ring_slot(qp.rq_pi, qp.rq_log_depth) * (size_t{1} << qp.rq_log_stride));
     if (!vrnic::rqe_write(slot, qp.rq_log_stride, wr_id, sges)) {
       return;
     }

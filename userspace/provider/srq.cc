@@ -86,10 +86,4 @@ int destroy_srq(ibv_srq* ibsrq) noexcept {
   return 0;
 }
 
-int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept {
-  Srq* srq = to_vsrq(ibsrq);
-  const SpinGuard lock(&srq->lock);
-  return post_recv_ring(srq->ctx, &srq->ring, wr, bad);
-}
-
 }  // namespace vrnic

@@ -191,8 +191,25 @@ ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) noexcept;
 int destroy_cq(ibv_cq* cq) noexcept;
 int resize_cq(ibv_cq* cq, int cqe) noexcept;
+
+// post.cc: the posting fast path
+// The send opcodes (IBV_QP_EX_WITH_*) a QP type supports; 0: no such type.
+uint64_t send_ops_for(ibv_qp_type type) noexcept;
+// Install the ibv_wr_*() callbacks for send_ops_flags.
+void set_wr_ops(Qp* qp, uint64_t send_ops_flags) noexcept;
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept;
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
+// Post receive work requests to a ring whose lock the caller holds.
+int post_recv_ring(Context* ctx, RecvRing* ring, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
+
+// poll.cc: the polling fast path
 int poll_cq(ibv_cq* cq, int ne, ibv_wc* wc) noexcept;
 int req_notify_cq(ibv_cq* cq, int solicited_only) noexcept;
+// Install the ibv_cq_ex polling callbacks for wc_flags.
+void set_ex_ops(Cq* cq, uint64_t wc_flags) noexcept;
+// Give the slots consumed so far back to the device.
+void publish_ci(Cq* cq) noexcept;
 
 // qp.cc
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept;
@@ -200,17 +217,12 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept;
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) noexcept;
 int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) noexcept;
 int destroy_qp(ibv_qp* qp) noexcept;
-int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept;
-int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
 
 // srq.cc
 ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept;
 int modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) noexcept;
 int query_srq(ibv_srq* srq, ibv_srq_attr* attr) noexcept;
 int destroy_srq(ibv_srq* srq) noexcept;
-int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
-// Post receive work requests to a ring whose lock the caller holds.
-int post_recv_ring(Context* ctx, RecvRing* ring, ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept;
 
 // Debug output, enabled with VRNIC_DEBUG=1.
 void debug(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));

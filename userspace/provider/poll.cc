@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// libvrnic's polling fast path: completions are read straight from the
+// mapped CQ ring (through the common codec).  The device writes a CQE's
+// last word, with the owner bit, after the rest, so an entry whose owner
+// bit matches the pass is complete.
+#include <endian.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "vrnic.h"
+
+namespace vrnic {
+namespace {
+
+// The next CQE, if the device has written it.
+bool next_cqe(Cq* cq, CqeFields* out) noexcept {
+  const std::byte* slot =
+      cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << VRNIC_CQE_LOG_SIZE);
+  if (!cqe_read(slot, cq->ci, cq->log_depth, out)) {
+    return false;
+  }
+  ++cq->ci;
+  return true;
+}
+
+// The device's completion opcodes and statuses are libibverbs' own;
+// cqe_read() has turned any it does not define into GENERAL_ERR.
+static_assert(same_value(VRNIC_CQE_SEND, IBV_WC_SEND) &&
+              same_value(VRNIC_CQE_RDMA_WRITE, IBV_WC_RDMA_WRITE) &&
+              same_value(VRNIC_CQE_RDMA_READ, IBV_WC_RDMA_READ) &&
+              same_value(VRNIC_CQE_COMP_SWAP, IBV_WC_COMP_SWAP) &&
+              same_value(VRNIC_CQE_FETCH_ADD, IBV_WC_FETCH_ADD) &&
+              same_value(VRNIC_CQE_RECV, IBV_WC_RECV) &&
+              same_value(VRNIC_CQE_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM));
+static_assert(same_value(VRNIC_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR) &&
+              same_value(VRNIC_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR) &&
+              same_value(VRNIC_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR) &&
+              same_value(VRNIC_CQE_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR) &&
+              same_value(VRNIC_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR) &&
+              same_value(VRNIC_CQE_FATAL_ERR, IBV_WC_FATAL_ERR) &&
+              same_value(VRNIC_CQE_GENERAL_ERR, IBV_WC_GENERAL_ERR));
+
+ibv_wc_status wc_status(const CqeFields& e) noexcept {
+  return static_cast<ibv_wc_status>(e.status);
+}
+ibv_wc_opcode wc_opcode(const CqeFields& e) noexcept {
+  return static_cast<ibv_wc_opcode>(e.opcode);
+}
+
+unsigned int wc_flags(const CqeFields& e) noexcept {
+  return (e.has_imm ? IBV_WC_WITH_IMM : 0U) | (e.grh ? IBV_WC_GRH : 0U);
+}
+
+void fill_wc(const CqeFields& e, ibv_wc* wc) noexcept {
+  *wc = {};
+  wc->wr_id = e.wr_id;
+  wc->status = wc_status(e);
+  wc->opcode = wc_opcode(e);
+  wc->vendor_err = e.vendor_err;
+  wc->byte_len = e.byte_len;
+  wc->imm_data = htobe32(e.imm);
+  wc->qp_num = e.qpn;
+  wc->src_qp = e.src_qp;
+  wc->wc_flags = wc_flags(e);
+}
+
+// ibv_cq_ex polling: start_poll/next_poll fetch an entry into cq->cur,
+// the read_* callbacks look at it, end_poll returns the slots.
+int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  if (attr->comp_mask != 0) {
+    return EINVAL;
+  }
+  pthread_spin_lock(&cq->lock);
+  if (!next_cqe(cq, &cq->cur)) {
+    pthread_spin_unlock(&cq->lock);
+    return ENOENT;
+  }
+  ibcq->wr_id = cq->cur.wr_id;
+  ibcq->status = wc_status(cq->cur);
+  return 0;
+}
+
+int next_poll(ibv_cq_ex* ibcq) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  if (!next_cqe(cq, &cq->cur)) {
+    return ENOENT;
+  }
+  ibcq->wr_id = cq->cur.wr_id;
+  ibcq->status = wc_status(cq->cur);
+  return 0;
+}
+
+void end_poll(ibv_cq_ex* ibcq) noexcept {
+  Cq* cq = to_vcq_ex(ibcq);
+  publish_ci(cq);
+  pthread_spin_unlock(&cq->lock);
+}
+
+ibv_wc_opcode read_opcode(ibv_cq_ex* ibcq) noexcept { return wc_opcode(to_vcq_ex(ibcq)->cur); }
+uint32_t read_vendor_err(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.vendor_err; }
+uint32_t read_byte_len(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.byte_len; }
+__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept { return htobe32(to_vcq_ex(ibcq)->cur.imm); }
+uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.qpn; }
+uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.src_qp; }
+unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur); }
+// RoCE has no LIDs or service levels in completions.
+uint32_t read_slid(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+uint8_t read_sl(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+uint8_t read_dlid_path_bits(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+
+}  // namespace
+
+void set_ex_ops(Cq* cq, uint64_t wc_flags) noexcept {
+  ibv_cq_ex& ex = cq->vcq.cq_ex;
+  ex.start_poll = start_poll;
+  ex.next_poll = next_poll;
+  ex.end_poll = end_poll;
+  ex.read_opcode = read_opcode;
+  ex.read_vendor_err = read_vendor_err;
+  ex.read_wc_flags = read_wc_flags;
+  if ((wc_flags & IBV_WC_EX_WITH_BYTE_LEN) != 0) {
+    ex.read_byte_len = read_byte_len;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_IMM) != 0) {
+    ex.read_imm_data = read_imm_data;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_QP_NUM) != 0) {
+    ex.read_qp_num = read_qp_num;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SRC_QP) != 0) {
+    ex.read_src_qp = read_src_qp;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SLID) != 0) {
+    ex.read_slid = read_slid;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_SL) != 0) {
+    ex.read_sl = read_sl;
+  }
+  if ((wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS) != 0) {
+    ex.read_dlid_path_bits = read_dlid_path_bits;
+  }
+}
+
+// Give the consumed slots back to the device.
+void publish_ci(Cq* cq) noexcept {
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, ci), to_le32(cq->ci));
+}
+
+int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const SpinGuard lock(&cq->lock);
+  int n = 0;
+  CqeFields e;
+  while (n < ne && next_cqe(cq, &e)) {
+    fill_wc(e, &wc[n]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    ++n;
+  }
+  if (n > 0) {
+    publish_ci(cq);
+  }
+  return n;
+}
+
+// Arming is a write to the doorbell record: the device looks at arm_sn
+// whenever it adds a completion, so no doorbell is needed.
+int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
+  Cq* cq = to_vcq(ibcq);
+  const SpinGuard lock(&cq->lock);
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_flags),
+                  to_le32(solicited_only != 0 ? VRNIC_CQ_ARM_SOLICITED : 0));
+  ++cq->arm_sn;
+  store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, arm_sn), to_le32(cq->arm_sn));
+  // The caller polls next: order the arm before that poll's reads, as the
+  // device orders its CQE write before reading arm_sn.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return 0;
+}
+
+}  // namespace vrnic
