@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include <gtest/gtest.h>
 
+#include <getopt.h>
+
+#include <string>
+#include <vector>
+
 #include "config.h"
+#include "options.h"
 #include "port.h"
 
 namespace {
@@ -37,6 +43,83 @@ TEST(Config, SetLimit) {
   EXPECT_FALSE(vrnicd::set_limit(l, "no_such_limit=3"));
   EXPECT_FALSE(vrnicd::set_limit(l, "gid_tbl_len=70000"));
   EXPECT_EQ(l.max_qp, 77U);
+}
+
+// vrnicd's command line, as argv.
+int parse(std::vector<std::string> args, vrnicd::Options* o) {
+  args.insert(args.begin(), "vrnicd");
+  std::vector<char*> argv;
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  optind = 0;  // getopt starts over
+  opterr = 0;
+  return vrnicd::parse_options(static_cast<int>(args.size()), argv.data(), o);
+}
+
+TEST(Options, EveryOptionTakesItsArgument) {
+  vrnicd::Options o;
+  ASSERT_EQ(parse({"-s",
+                   "/s",
+                   "-m",
+                   "/m",
+                   "--guest-mem-size",
+                   "2G",
+                   "--mac",
+                   "52:54:00:00:00:07",
+                   "--wire-connect",
+                   "/w",
+                   "--drop",
+                   "0.05",
+                   "--corrupt",
+                   "1",
+                   "--seed",
+                   "9",
+                   "--vectors",
+                   "8",
+                   "--limit",
+                   "max_qp=64",
+                   "--link-down",
+                   "--poll-us",
+                   "5",
+                   "--doze-tick-us",
+                   "40",
+                   "--bar-size",
+                   "2M",
+                   "--log-level",
+                   "info"},
+                  &o),
+            0);
+  EXPECT_EQ(o.socket_path, "/s");
+  EXPECT_EQ(o.guest_mem_path, "/m");
+  EXPECT_EQ(o.guest_mem_size, uint64_t{2} << 30);
+  EXPECT_EQ(o.dev.mac[5], 7);
+  EXPECT_EQ(o.port.wire_connect, "/w");
+  EXPECT_DOUBLE_EQ(o.port.faults.drop, 0.05);
+  EXPECT_DOUBLE_EQ(o.port.faults.corrupt, 1.0);
+  EXPECT_EQ(o.port.faults.seed, 9U);
+  EXPECT_EQ(o.dev.num_vectors, 8U);
+  EXPECT_EQ(o.dev.limits.max_qp, 64U);
+  EXPECT_FALSE(o.dev.cable_up);
+  EXPECT_EQ(o.poll_us, 5U);
+  EXPECT_EQ(o.doze_tick_us, 40U);
+  EXPECT_EQ(o.bar_size, size_t{2} << 20);
+}
+
+TEST(Options, BadArgumentsExitWithStatus2) {
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"-s", "/s"},                                            // no --guest-mem
+           {"-s", "/s", "-m", "/m", "--drop", "1.5"},               // not a probability
+           {"-s", "/s", "-m", "/m", "--vectors", "65"},             // out of range
+           {"-s", "/s", "-m", "/m", "--mac", "01:00:00:00:00:01"},  // multicast
+           {"-s", "/s", "-m", "/m", "--limit", "max_eq=1"},         // too few EQs
+           {"-s", "/s", "-m", "/m", "--doze-tick-us", "0"},
+           {"-s", "/s", "-m", "/m", "--no-such-option"},
+           {"-s", "/s", "-m", "/m", "stray"}}) {
+    vrnicd::Options o;
+    EXPECT_EQ(parse(bad, &o), 3) << bad.back();  // exit status 2
+  }
 }
 
 TEST(Port, StateFollowsNetdevAndCable) {
