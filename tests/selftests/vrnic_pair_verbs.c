@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "pair_util.h"
+#include "verbs_names.h"
 
 #define BUF_SIZE	(1 << 20)
 #define TARGET_OFF	0		/* the responder's WRITE/READ target */
@@ -80,23 +81,6 @@ static struct {
 } R;
 
 static int tests, failed;
-
-static const char *type_name(enum ibv_qp_type t)
-{
-	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" : "UD";
-}
-
-static const char *op_name(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND: return "SEND";
-	case IBV_WR_SEND_WITH_IMM: return "SEND_WITH_IMM";
-	case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
-	case IBV_WR_RDMA_READ: return "RDMA_READ";
-	default: return "?";
-	}
-}
 
 static void open_device(void)
 {

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * vrnic_verbs, completion queues: events (next and solicited), resize,
+ * overrun.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs_common.h"
+#include "verbs_names.h"
+
+static bool get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq *want, int timeout_ms)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (!fd_readable(ch->fd, timeout_ms))
+		return false;
+	if (ibv_get_cq_event(ch, &cq, &cq_ctx))
+		return false;
+	ibv_ack_cq_events(cq, 1);
+	return cq == want;
+}
+
+bool do_cq_events(bool solicited)
+{
+	struct qp_opts o = default_opts();
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(E.ctx);
+	struct pair p = { 0 };
+	struct ibv_wc wc;
+	bool ok = false;
+
+	if (!ch) {
+		snprintf(why, sizeof(why), "ibv_create_comp_channel: %s", strerror(errno));
+		return false;
+	}
+	o.channel = ch;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	if (ibv_req_notify_cq(p.s[1].cq, solicited)) {
+		snprintf(why, sizeof(why), "ibv_req_notify_cq failed");
+		goto out;
+	}
+	if (solicited) {
+		/* An unsolicited message completes but does not wake us. */
+		if (!send_msg(&p, 1, 0) || !expect_status(&p.s[1], 1, IBV_WC_SUCCESS, "recv"))
+			goto out;
+		if (fd_readable(ch->fd, QUIET_MS)) {
+			snprintf(why, sizeof(why), "an unsolicited message raised an event");
+			goto out;
+		}
+		if (!send_msg(&p, 2, IBV_SEND_SOLICITED))
+			goto out;
+		if (!get_cq_event(ch, p.s[1].cq, TIMEOUT_MS)) {
+			snprintf(why, sizeof(why), "no event for a solicited message");
+			goto out;
+		}
+		if (!expect_status(&p.s[1], 2, IBV_WC_SUCCESS, "recv"))
+			goto out;
+	} else {
+		if (!send_msg(&p, 1, 0))
+			goto out;
+		if (!get_cq_event(ch, p.s[1].cq, TIMEOUT_MS)) {
+			snprintf(why, sizeof(why), "no completion event");
+			goto out;
+		}
+		if (!expect_status(&p.s[1], 1, IBV_WC_SUCCESS, "recv"))
+			goto out;
+		/* One event per arm: the next completion stays quiet... */
+		if (!send_msg(&p, 2, 0) || !expect_status(&p.s[1], 2, IBV_WC_SUCCESS, "recv"))
+			goto out;
+		if (fd_readable(ch->fd, QUIET_MS)) {
+			snprintf(why, sizeof(why), "an event without arming");
+			goto out;
+		}
+		/* ...until we arm again. */
+		if (ibv_req_notify_cq(p.s[1].cq, 0) || !send_msg(&p, 3, 0) ||
+		    !get_cq_event(ch, p.s[1].cq, TIMEOUT_MS)) {
+			snprintf(why, sizeof(why), "no event after re-arming");
+			goto out;
+		}
+		if (poll_wc(&p.s[1], &wc, TIMEOUT_MS) != 1 || wc.wr_id != 3) {
+			snprintf(why, sizeof(why), "the third receive is missing");
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	pair_destroy(&p);
+	ibv_destroy_comp_channel(ch);
+	return ok;
+}
+
+bool do_resize_cq(void)
+{
+	struct qp_opts o = default_opts();
+	struct pair p;
+	bool ok = false;
+	int i;
+
+	o.cqe = 4;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	fill_random(p.s[0].buf, 4096);
+	for (i = 1; i <= 3; i++)
+		if (!post_write(&p, (uint64_t)i, IBV_SEND_SIGNALED, (size_t)i * 1024, 1024))
+			goto out;
+	/* Let the three complete into the small ring, unpolled. */
+	if (!wait_bytes(p.s[1].buf + REMOTE_OFF + 3072, p.s[0].buf + 3072, 1024))
+		goto out;
+	sleep_ms(50);
+	if (ibv_resize_cq(p.s[0].cq, 200)) {
+		snprintf(why, sizeof(why), "ibv_resize_cq: %s", strerror(errno));
+		goto out;
+	}
+	if (p.s[0].cq->cqe < 200) {
+		snprintf(why, sizeof(why), "resized CQ reports %d entries", p.s[0].cq->cqe);
+		goto out;
+	}
+	for (i = 1; i <= 3; i++)
+		if (!expect_status(&p.s[0], (uint64_t)i, IBV_WC_SUCCESS, "moved completion"))
+			goto out;
+	/* The bigger ring holds what the small one could not. */
+	for (i = 0; i < 40; i++)
+		if (!post_write(&p, 100 + (uint64_t)i, IBV_SEND_SIGNALED, 0, 64))
+			goto out;
+	for (i = 0; i < 40; i++)
+		if (!expect_status(&p.s[0], 100 + (uint64_t)i, IBV_WC_SUCCESS, "after resize"))
+			goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}
+
+bool do_cq_overrun(void)
+{
+	struct qp_opts o = default_opts();
+	struct pair p;
+	bool ok = false;
+	int i;
+
+	drain_async();
+	o.cqe = 1;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	for (i = 0; i <= p.s[0].cq->cqe + 1; i++)
+		if (!post_write(&p, (uint64_t)i, IBV_SEND_SIGNALED, 0, 64))
+			goto out;
+	if (!expect_async(IBV_EVENT_CQ_ERR, p.s[0].cq, "CQ overrun"))
+		goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}

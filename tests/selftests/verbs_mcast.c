@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * vrnic_verbs, UD multicast on one device.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs_common.h"
+#include "verbs_names.h"
+
+/* One UD datagram from side 0 to group; side 1 has a receive posted. */
+static int mcast_send(struct pair *p, struct ibv_ah *ah, uint64_t wr_id)
+{
+	struct side *a = &p->s[0], *b = &p->s[1];
+	struct ibv_sge ssg = { (uintptr_t)a->buf, 256, a->mr->lkey };
+	struct ibv_sge rsg = { (uintptr_t)b->buf, 256 + GRH_SIZE, b->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &ssg, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff, .remote_qkey = QKEY },
+	}, *bad;
+	struct ibv_wc wc;
+	int err;
+
+	err = post_recv(b, wr_id, &rsg, 1);
+	if (!err)
+		err = ibv_post_send(a->qp, &wr, &bad);
+	if (err || !expect_wc(a, &wc, "sender"))
+		return err ? err : -1;
+	return wc.status == IBV_WC_SUCCESS ? 0 : -1;
+}
+
+/*
+ * UD multicast on one device: a datagram to a group reaches an attached
+ * QP (multicast loopback) and no longer after it detaches; attaching an
+ * RC QP or a unicast GID is refused.
+ */
+bool do_mcast(void)
+{
+	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 9, 9, 9 } };
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = group, .sgid_index = (uint8_t)E.gid_index, .hop_limit = 64 },
+	};
+	struct qp_opts o = default_opts();
+	struct pair p, rc;
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	bool ok = false;
+	int err;
+
+	memset(&rc, 0, sizeof(rc));
+	if (!pair_create(&p, IBV_QPT_UD, &o))
+		goto out;
+	if (!pair_create(&rc, IBV_QPT_RC, &o))
+		goto out;
+	err = ibv_attach_mcast(rc.s[0].qp, &group, 0);
+	if (err != EINVAL) {
+		snprintf(why, sizeof(why), "attach of an RC QP: %d, want EINVAL", err);
+		goto out;
+	}
+	err = ibv_attach_mcast(p.s[1].qp, &E.gid, 0);
+	if (err != EINVAL) {
+		snprintf(why, sizeof(why), "attach to a unicast GID: %d, want EINVAL", err);
+		goto out;
+	}
+	err = ibv_attach_mcast(p.s[1].qp, &group, 0);
+	ah = ibv_create_ah(E.pd, &aha);
+	if (err || !ah) {
+		snprintf(why, sizeof(why), "attach %d, AH %s", err, ah ? "ok" : strerror(errno));
+		goto out;
+	}
+	fill_random(p.s[0].buf, 256);
+	if (mcast_send(&p, ah, 1) || !expect_wc(&p.s[1], &wc, "member"))
+		goto out;
+	if (wc.status != IBV_WC_SUCCESS || wc.byte_len != 256 + GRH_SIZE ||
+	    wc.src_qp != p.s[0].qp->qp_num || !(wc.wc_flags & IBV_WC_GRH) ||
+	    memcmp(p.s[1].buf + GRH_SIZE, p.s[0].buf, 256)) {
+		snprintf(why, sizeof(why), "member's CQE: status %s byte_len %u src_qp %u flags %#x",
+			 ibv_wc_status_str(wc.status), wc.byte_len, wc.src_qp, wc.wc_flags);
+		goto out;
+	}
+	err = ibv_detach_mcast(p.s[1].qp, &group, 0);
+	if (err || mcast_send(&p, ah, 2) || !expect_no_wc(&p.s[1], "detached member")) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "detach: %d", err);
+		goto out;
+	}
+	ok = true;
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_destroy(&rc);
+	pair_destroy(&p);
+	return ok;
+}
