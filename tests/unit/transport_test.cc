@@ -583,8 +583,9 @@ TEST_F(TransportPair, UdCarriesTheGrhAndTheSource) {
   EXPECT_TRUE(eb_.recv_cqes[0].ipv4);
   EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000 + 40, 500));
   // The GRH holds the IPv4 header in its last 20 bytes: version 4, UDP.
-  EXPECT_EQ(eb_.find(0x200)->data[20], std::byte{0x45});
-  EXPECT_EQ(eb_.find(0x200)->data[29], std::byte{17});
+  const auto ip = wire::load<wire::Ipv4Hdr>(eb_.find(0x200)->data, kGrhSize - kIpv4HdrSize);
+  EXPECT_EQ(ip.version_ihl, wire::kIpv4VersionIhl);
+  EXPECT_EQ(ip.protocol, wire::kIpProtoUdp);
   ASSERT_EQ(ea_.send_cqes.size(), 2U);
   EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
   EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kLocLenErr);
