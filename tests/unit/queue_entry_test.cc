@@ -246,26 +246,6 @@ bool inline_capable(ibv_wr_opcode op) {
          op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-// Bits of IBV_QP_EX_WITH_* by opcode, as libibverbs numbers them.
-uint64_t op_bit(ibv_wr_opcode op) {
-  switch (op) {
-    case IBV_WR_RDMA_WRITE:
-      return IBV_QP_EX_WITH_RDMA_WRITE;
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-    case IBV_WR_SEND:
-      return IBV_QP_EX_WITH_SEND;
-    case IBV_WR_SEND_WITH_IMM:
-      return IBV_QP_EX_WITH_SEND_WITH_IMM;
-    case IBV_WR_RDMA_READ:
-      return IBV_QP_EX_WITH_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-      return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-    default:
-      return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-  }
-}
-
 // Every opcode each QP type allows, from 0, 1, 3 and 16 SGEs and from
 // inline data of 0, 1, 17 and 256 bytes, with every flag: through
 // ibv_post_send() and ibv_wr_*(), and the device reads back what was meant.
@@ -277,7 +257,7 @@ TEST_F(QueueEntries, EveryWqeLibvrnicBuildsParsesOnTheDevice) {
   for (const ibv_qp_type type : {IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD}) {
     make_qp(type);
     for (const ibv_wr_opcode op : kOpcodes) {
-      if ((vrnic::send_ops_for(type) & op_bit(op)) == 0) {
+      if ((vrnic::send_ops_for(type) & vrnic::send_op_bit(op)) == 0) {
         continue;
       }
       for (const Data& d : data) {

@@ -24,27 +24,6 @@ constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
 constexpr uint64_t kUcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
                                 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-// The send-ops bit of a work request opcode, or 0 for opcodes vrnic lacks.
-uint64_t send_op_bit(ibv_wr_opcode op) noexcept {
-  switch (op) {
-    case IBV_WR_RDMA_WRITE:
-      return IBV_QP_EX_WITH_RDMA_WRITE;
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-    case IBV_WR_SEND:
-      return IBV_QP_EX_WITH_SEND;
-    case IBV_WR_SEND_WITH_IMM:
-      return IBV_QP_EX_WITH_SEND_WITH_IMM;
-    case IBV_WR_RDMA_READ:
-      return IBV_QP_EX_WITH_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-      return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-    default:
-      return 0;
-  }
-}
 
 bool is_inline_capable(ibv_wr_opcode op) noexcept {
   return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
@@ -299,6 +278,27 @@ void wr_abort(ibv_qp_ex* ibqp) noexcept {
 }
 
 }  // namespace
+
+uint64_t send_op_bit(ibv_wr_opcode op) noexcept {
+  switch (op) {
+    case IBV_WR_RDMA_WRITE:
+      return IBV_QP_EX_WITH_RDMA_WRITE;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+    case IBV_WR_SEND:
+      return IBV_QP_EX_WITH_SEND;
+    case IBV_WR_SEND_WITH_IMM:
+      return IBV_QP_EX_WITH_SEND_WITH_IMM;
+    case IBV_WR_RDMA_READ:
+      return IBV_QP_EX_WITH_RDMA_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    default:
+      return 0;
+  }
+}
 
 uint64_t send_ops_for(ibv_qp_type type) noexcept {
   switch (type) {

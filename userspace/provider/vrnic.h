@@ -195,6 +195,8 @@ int resize_cq(ibv_cq* cq, int cqe) noexcept;
 // post.cc: the posting fast path
 // The send opcodes (IBV_QP_EX_WITH_*) a QP type supports; 0: no such type.
 uint64_t send_ops_for(ibv_qp_type type) noexcept;
+// The IBV_QP_EX_WITH_* bit of a work request opcode; 0: vrnic lacks it.
+uint64_t send_op_bit(ibv_wr_opcode op) noexcept;
 // Install the ibv_wr_*() callbacks for send_ops_flags.
 void set_wr_ops(Qp* qp, uint64_t send_ops_flags) noexcept;
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept;
