@@ -33,6 +33,8 @@ class FakeEnv final : public QpEnv {
   std::deque<RecvWqe> rq;
   uint32_t rq_index = 0;
   uint32_t retired = 0;  // send WQEs retired: the device's sq_ci
+  bool runaway = false;
+  uint32_t runaway_pi = 0;
   std::vector<Completion> send_cqes;
   std::vector<Completion> recv_cqes;
   std::vector<std::vector<std::byte>> out;
@@ -138,14 +140,28 @@ class FakeEnv final : public QpEnv {
     return MemStatus::kOk;
   }
   bool read_send_wqe(uint32_t index, SendWqe* wqe, bool* /*bad*/) override {
+    if (runaway) {
+      *wqe = SendWqe{};
+      wqe->wr_id = index;
+      return true;
+    }
     if (index >= sq.size()) {
       return false;
     }
     *wqe = sq[index];
     return true;
   }
-  uint32_t send_producer() override { return static_cast<uint32_t>(sq.size()); }
+  // A runaway guest keeps its producer index ahead of whatever the device
+  // has consumed.
+  uint32_t send_producer() override {
+    return runaway ? (runaway_pi += 1000) : static_cast<uint32_t>(sq.size());
+  }
   bool take_recv_wqe(RecvWqe* wqe, bool* /*bad*/) override {
+    if (runaway) {
+      *wqe = RecvWqe{};
+      wqe->index = rq_index++;
+      return true;
+    }
     if (rq.empty()) {
       return false;
     }
@@ -154,6 +170,7 @@ class FakeEnv final : public QpEnv {
     return true;
   }
   bool has_srq() override { return srq; }
+  bool recv_pending() override { return runaway || !rq.empty(); }
   void retire_send(uint32_t next_index) override {
     EXPECT_GE(next_index, retired);  // in order, never back
     retired = next_index;
@@ -331,6 +348,29 @@ class TransportPair : public ::testing::Test {
   std::unique_ptr<QpTransport> b_;
   Wire wire_;
 };
+
+// A guest that keeps its producer indices ahead of the device cannot keep
+// a QP in error flushing for ever (issue 9, defect 2): entering the error
+// state flushes a bounded number, and each step at most its budget of
+// each ring; the rest waits for the next rounds.
+TEST_F(TransportPair, FlushingARunawayProducerIsBounded) {
+  make(QpType::kRc);
+  ea_.runaway = true;
+  a_->set_state(QpState::kErr);
+  EXPECT_EQ(ea_.send_cqes.size(), 64U);
+  EXPECT_EQ(ea_.recv_cqes.size(), 64U);
+  for (int round = 0; round < 3; ++round) {
+    const size_t sends = ea_.send_cqes.size();
+    const size_t recvs = ea_.recv_cqes.size();
+    EXPECT_TRUE(a_->send_step(32));
+    EXPECT_EQ(ea_.send_cqes.size(), sends + 32);
+    EXPECT_EQ(ea_.recv_cqes.size(), recvs + 32);
+    EXPECT_TRUE(a_->has_send_work());  // more next round
+  }
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kWrFlushErr);
+  }
+}
 
 TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {
   make(QpType::kRc);

@@ -132,6 +132,8 @@ uint32_t Qp::recv_producer() const {
   return load_le32(dbrec() + offsetof(vrnic_qp_dbrec, rq_pi));
 }
 
+bool Qp::recv_pending() { return links_.srq == nullptr && recv_producer() != rq_ci_; }
+
 // The send ring slot of a WQE is free again once the WQE has completed,
 // as on rxe: so at most max_send_wr WQEs are ever outstanding.
 void Qp::publish_sq_ci(uint32_t done) {

@@ -87,6 +87,7 @@ class Qp final : public roce::QpEnv {
   uint32_t send_producer() override;
   bool take_recv_wqe(roce::RecvWqe* wqe, bool* bad) override;
   bool has_srq() override { return links_.srq != nullptr; }
+  bool recv_pending() override;
   void retire_send(uint32_t next_index) override;
   void complete_send(const roce::Completion& c) override;
   void complete_recv(const roce::Completion& c) override;

@@ -25,6 +25,9 @@ constexpr uint32_t kAckReqInterval = 32;
 // enough for lossy links and large enough (4 ACK intervals) to keep the
 // link busy while ACKs are on their way.
 constexpr int32_t kTxWindow = 4 * kAckReqInterval;
+// WQEs flushed at once when the QP enters the error state; send_step()
+// flushes the rest, its budget at a time.
+constexpr int kFlushBudget = 64;
 
 WcOpcode wc_opcode_for(WrOpcode op) {
   switch (op) {
@@ -333,14 +336,14 @@ bool QpTransport::respond_step(int* budget) {
 
 bool QpTransport::send_step(int budget) {
   if (state_ == QpState::kErr) {
-    return flush_step();
+    return flush_step(budget);
   }
   bool progress = respond_step(&budget);
   if (state_ == QpState::kErr) {
     return true;
   }
   if (state_ == QpState::kSqe) {
-    return flush_step() || progress;
+    return flush_step(budget) || progress;
   }
   if (state_ != QpState::kRts && state_ != QpState::kSqd) {
     return progress;
@@ -397,7 +400,8 @@ bool QpTransport::has_send_work() {
     return true;
   }
   if (state_ == QpState::kErr || state_ == QpState::kSqe) {
-    return sq_next_ != env_.send_producer();
+    return sq_next_ != env_.send_producer() ||
+           (state_ == QpState::kErr && !env_.has_srq() && env_.recv_pending());
   }
   if ((state_ != QpState::kRts && state_ != QpState::kSqd) || rnr_deadline_ != UINT64_MAX) {
     return false;
@@ -466,13 +470,17 @@ void QpTransport::enter_error() {
   if (env_.has_srq()) {
     env_.event(QpEvent::kLastWqe);
   }
-  flush_step();
+  flush_step(kFlushBudget);
 }
 
-// In error, every posted WQE completes with WR_FLUSH_ERR.
-bool QpTransport::flush_step() {
+// In error, every posted WQE completes with WR_FLUSH_ERR: at most budget
+// of each ring per call.  The producer indices are the guest's, and one
+// that runs away must not keep the device here; the rest is flushed on the
+// next rounds.
+bool QpTransport::flush_step(int budget) {
   bool progress = false;
-  while (sq_next_ != env_.send_producer()) {
+  const uint32_t producer = env_.send_producer();
+  for (int n = 0; n < budget && sq_next_ != producer; ++n) {
     SendWqe w;
     bool bad = false;
     if (!env_.read_send_wqe(sq_next_, &w, &bad) && !bad) {
@@ -491,7 +499,7 @@ bool QpTransport::flush_step() {
   if (state_ == QpState::kErr && !env_.has_srq()) {
     RecvWqe r;
     bool bad = false;
-    while (env_.take_recv_wqe(&r, &bad) || bad) {
+    for (int n = 0; n < budget && (env_.take_recv_wqe(&r, &bad) || bad); ++n) {
       Completion c;
       c.wr_id = r.wr_id;
       c.wqe_idx = r.index;

@@ -205,8 +205,9 @@ class QpEnv {
   virtual uint32_t send_producer() = 0;
   // Receive queue (or SRQ): consume the next WQE.  false: none posted.
   virtual bool take_recv_wqe(RecvWqe* wqe, bool* bad) = 0;
-  // Receive ring only (not SRQ): the WQE at index, for flushing.
   virtual bool has_srq() = 0;
+  // The receive ring (not an SRQ) holds WQEs not taken yet.
+  virtual bool recv_pending() = 0;
 
   // Send WQEs before next_index are complete (signaled or not): their ring
   // slots are free again.  Called before the completion of the last one.
@@ -340,7 +341,7 @@ class QpTransport {
   void complete_ops();
   void fail_op(SendOp& op, WcStatus status);
   void enter_error();
-  bool flush_step();
+  bool flush_step(int budget);
   void ack_up_to(uint32_t psn);
   void rewind_to(uint32_t psn);
   void rerequest_from(uint32_t expected);
