@@ -563,3 +563,55 @@ TEST_F(DataPathTest, MalformedWqesComplete) {
 }
 
 }  // namespace
+
+namespace {
+
+// An RC WRITE_ONLY frame for QP dest_qp, as a peer on the device's own GID
+// would send it: 64 bytes of 0xab at va through rkey, PSN psn.
+std::vector<std::byte> write_frame(uint32_t dest_qp, uint32_t psn, uint64_t va, uint32_t rkey) {
+  static const std::vector<std::byte> payload(64, std::byte{0xab});
+  vrnicd::roce::Packet p;
+  std::copy(DataPath::kGid.begin(), DataPath::kGid.end(), p.path.sgid.begin());
+  p.path.dgid = p.path.sgid;
+  std::copy(DataPath::kMac.begin(), DataPath::kMac.end(), p.path.smac.begin());
+  p.path.dmac = p.path.smac;
+  p.bth.opcode = vrnicd::roce::kWriteOnly;
+  p.bth.dest_qp = dest_qp;
+  p.bth.psn = psn;
+  p.reth = {va, rkey, static_cast<uint32_t>(payload.size())};
+  p.payload = payload;
+  std::vector<std::byte> frame;
+  vrnicd::roce::encode_frame(p, &frame);
+  return frame;
+}
+
+// Outside READY the device runs no QP and lets no frame reach one (issue 9,
+// defect 1): the driver may be taking back the memory.  After the device
+// goes FATAL, a WRITE through a valid rkey changes nothing and a posted
+// WQE does not run; before, the same frame lands.
+TEST_F(DataPathTest, OutsideReadyNoQpRunsAndNoFrameLands) {
+  pair();
+  const std::vector<std::byte> frame = write_frame(b_.qpn, 100, buf_b_, key_b_);
+  const std::vector<std::byte> before(dp_.ram(buf_b_), dp_.ram(buf_b_) + 64);
+  ASSERT_TRUE(dp_.dev().receive_frame_st(frame));
+  EXPECT_EQ(*dp_.ram(buf_b_), std::byte{0xab});  // READY: it lands
+
+  std::memcpy(dp_.ram(buf_b_), before.data(), before.size());
+  dp_.drv().set_reg(VRNIC_REG_AQ_SQ_PI, 1000);  // an overrun: FATAL
+  dp_.drv().ring();
+  ASSERT_EQ(dp_.dev().state(), VRNIC_STATE_FATAL);
+  const uint64_t dropped = dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED);
+  EXPECT_TRUE(dp_.dev().receive_frame_st(write_frame(b_.qpn, 101, buf_b_, key_b_)));
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
+  EXPECT_EQ(dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED), dropped + 1);
+  const vrnic_sge local{buf_a_, 64, key_a_};
+  auto h = sqe(VRNIC_WQE_RDMA_WRITE, 1);
+  h.remote_addr = buf_b_ + 128;
+  h.rkey = key_b_;
+  dp_.post_send(a_, h, std::span(&local, 1));
+  dp_.run();
+  EXPECT_FALSE(dp_.poll(cq_).has_value());
+  EXPECT_FALSE(dp_.dev().engine_poll_st());
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "bar2.h"
+#include "eth_port.h"
 #include "guest_memory.h"
 #include "hw_access.h"
 #include "irq.h"
@@ -257,7 +258,21 @@ void Device::completion_event(uint32_t eqn, uint32_t cqn) {
 
 void Device::async_event(uint8_t type, uint32_t d0, uint32_t d1) { post_async_st(type, d0, d1, 0); }
 
+// Outside READY (in RESET, or FATAL with the objects still there) the
+// device runs no QP and lets no frame reach one: the driver may already
+// have taken back the memory the objects name.
 bool Device::engine_poll_st() { return state_ == VRNIC_STATE_READY && engine_.poll(); }
+
+bool Device::receive_frame_st(std::span<const std::byte> frame) {
+  if (state_ == VRNIC_STATE_READY) {
+    return engine_.receive_frame(frame);
+  }
+  if (!is_roce_frame(frame)) {
+    return false;
+  }
+  engine_.count(VRNIC_STAT_RX_DROPPED);
+  return true;
+}
 
 bool Device::engine_prepare_sleep_st() {
   bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 1);

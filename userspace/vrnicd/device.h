@@ -71,6 +71,9 @@ class Device final : public EngineHost {
   // work arrived and the caller must not sleep.  engine_wake_st() clears
   // the flag.
   bool engine_poll_st();
+  // A frame from the wire; false if it is not RoCEv2 for the device.  Only
+  // a READY device takes frames: otherwise RoCEv2 frames are dropped.
+  bool receive_frame_st(std::span<const std::byte> frame);
   bool engine_prepare_sleep_st();
   void engine_wake_st();
   void on_engine_doorbell_st(uint64_t count);

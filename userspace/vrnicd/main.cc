@@ -143,7 +143,7 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop) 
   }
   EthPort port(
       loop, [&dev] { return dev->port().mac(); },
-      [&dev](std::span<const std::byte> f) { return dev->engine().receive_frame(f); },
+      [&dev](std::span<const std::byte> f) { return dev->receive_frame_st(f); },
       [&dev](bool up) { dev->set_cable_st(up); });
   UniqueFd sfd;
   int signo = 0;
