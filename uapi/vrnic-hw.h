@@ -1070,12 +1070,21 @@ enum vrnic_stat {
 	VRNIC_STAT_QPS,
 	VRNIC_STAT_SRQS,
 	VRNIC_STAT_MR_PAGES,
+	/* Packets refused by a QP, by reason (none reaches memory): */
+	VRNIC_STAT_RX_ADDR_ERRORS,	/* RC/UC: not from the QP's peer */
+	VRNIC_STAT_RX_KEY_ERRORS,	/* R_Key, access or bounds violation */
+	VRNIC_STAT_RX_QKEY_ERRORS,	/* UD: wrong Q_Key */
+	VRNIC_STAT_RX_PKEY_ERRORS,	/* wrong P_Key */
+	VRNIC_STAT_RX_INVALID,		/* out of order in the message, bad length */
+	VRNIC_STAT_RX_NO_BUFFER,	/* UC/UD: no receive WQE */
 	VRNIC_STAT_MAX
 };
 
 struct vrnic_stats {
 	__le64 counter[32];	/* indexed by enum vrnic_stat */
 };
+
+static_assert(VRNIC_STAT_MAX <= 32, "vrnic_stats has room for every counter");
 
 VRNIC_ASSERT_SIZE(struct vrnic_stats, 256);
 

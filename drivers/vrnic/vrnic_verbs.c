@@ -423,6 +423,12 @@ static const struct rdma_stat_desc vrnic_stat_descs[] = {
 	[VRNIC_STAT_QPS].name = "objects_qp",
 	[VRNIC_STAT_SRQS].name = "objects_srq",
 	[VRNIC_STAT_MR_PAGES].name = "mr_pages",
+	[VRNIC_STAT_RX_ADDR_ERRORS].name = "rx_addr_errors",
+	[VRNIC_STAT_RX_KEY_ERRORS].name = "rx_key_errors",
+	[VRNIC_STAT_RX_QKEY_ERRORS].name = "rx_qkey_errors",
+	[VRNIC_STAT_RX_PKEY_ERRORS].name = "rx_pkey_errors",
+	[VRNIC_STAT_RX_INVALID].name = "rx_invalid_requests",
+	[VRNIC_STAT_RX_NO_BUFFER].name = "rx_no_buffer",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)

@@ -568,11 +568,13 @@ namespace {
 
 // An RC WRITE_ONLY frame for QP dest_qp, as a peer on the device's own GID
 // would send it: 64 bytes of 0xab at va through rkey, PSN psn.
-std::vector<std::byte> write_frame(uint32_t dest_qp, uint32_t psn, uint64_t va, uint32_t rkey) {
+std::vector<std::byte> write_frame(uint32_t dest_qp, uint32_t psn, uint64_t va, uint32_t rkey,
+                                   uint8_t src_last = DataPath::kGid[15]) {
   static const std::vector<std::byte> payload(64, std::byte{0xab});
   vrnicd::roce::Packet p;
   std::copy(DataPath::kGid.begin(), DataPath::kGid.end(), p.path.sgid.begin());
   p.path.dgid = p.path.sgid;
+  p.path.sgid[15] = src_last;
   std::copy(DataPath::kMac.begin(), DataPath::kMac.end(), p.path.smac.begin());
   p.path.dmac = p.path.smac;
   p.bth.opcode = vrnicd::roce::kWriteOnly;
@@ -583,6 +585,22 @@ std::vector<std::byte> write_frame(uint32_t dest_qp, uint32_t psn, uint64_t va, 
   std::vector<std::byte> frame;
   vrnicd::roce::encode_frame(p, &frame);
   return frame;
+}
+
+// Refused packets are counted by reason in the device's statistics
+// (issue 9, defect 5): a WRITE from a stranger, and one through a bad rkey.
+TEST_F(DataPathTest, RefusedPacketsAreCounted) {
+  pair();
+  auto& eng = dp_.dev().engine();
+  const uint64_t addr = eng.stat(VRNIC_STAT_RX_ADDR_ERRORS);
+  const uint64_t key = eng.stat(VRNIC_STAT_RX_KEY_ERRORS);
+  const std::vector<std::byte> before(dp_.ram(buf_b_), dp_.ram(buf_b_) + 64);
+  ASSERT_TRUE(dp_.dev().receive_frame_st(write_frame(b_.qpn, 100, buf_b_, key_b_, 99)));
+  EXPECT_EQ(eng.stat(VRNIC_STAT_RX_ADDR_ERRORS), addr + 1);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
+  ASSERT_TRUE(dp_.dev().receive_frame_st(write_frame(b_.qpn, 100, buf_b_, key_b_ ^ 0x100)));
+  EXPECT_EQ(eng.stat(VRNIC_STAT_RX_KEY_ERRORS), key + 1);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
 }
 
 // Outside READY the device runs no QP and lets no frame reach one (issue 9,

@@ -35,6 +35,7 @@ class FakeEnv final : public QpEnv {
   uint32_t retired = 0;  // send WQEs retired: the device's sq_ci
   bool runaway = false;
   uint32_t runaway_pi = 0;
+  std::map<Refusal, int> refused;
   std::vector<Completion> send_cqes;
   std::vector<Completion> recv_cqes;
   std::vector<std::vector<std::byte>> out;
@@ -195,6 +196,7 @@ class FakeEnv final : public QpEnv {
   void count_retransmit() override { ++retransmits; }
   void count_rnr_nak(bool sent) override { rnr_naks_rcvd += sent ? 0 : 1; }
   void count_seq_nak(bool sent) override { seq_naks_rcvd += sent ? 0 : 1; }
+  void count_refused(Refusal why) override { ++refused[why]; }
 
   // Helpers for tests.
   uint32_t add_region(uint32_t key, uint64_t iova, size_t size, uint32_t access) {
@@ -427,6 +429,57 @@ TEST_F(TransportPair, RcWriteReadAndAtomics) {
   std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
   EXPECT_EQ(v, 7U);  // and swapped
   EXPECT_TRUE(eb_.recv_cqes.empty());
+}
+
+// A WRITE_ONLY to b (QP 11) at its expected PSN, into its region, from
+// source GID last byte src (10.0.0.1 is a, b's peer).
+Packet write_to_b(uint8_t src, std::span<const std::byte> payload, uint32_t rkey = 0x200,
+                  Transport t = Transport::kRc) {
+  Packet p;
+  p.path.sgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, src};
+  p.path.dgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
+  p.bth.opcode = opcode(t, kWriteOnly);
+  p.bth.dest_qp = 11;
+  p.bth.psn = 0xfffff0;
+  p.reth = {0x20000, rkey, static_cast<uint32_t>(payload.size())};
+  p.payload = payload;
+  return p;
+}
+
+// RC and UC take packets only from the QP's peer (issue 9, defect 5): a
+// WRITE with the right QPN, PSN and rkey from any other address is
+// refused, counted, and leaves the QP as it was; from the peer it lands.
+class PeerCheck : public TransportPair, public ::testing::WithParamInterface<QpType> {};
+
+TEST_P(PeerCheck, PacketsNotFromThePeerAreRefused) {
+  make(GetParam());
+  const Transport t = GetParam() == QpType::kRc ? Transport::kRc : Transport::kUc;
+  const std::vector<std::byte> data(64, std::byte{0x5a});
+  b_->receive(write_to_b(9, data, 0x200, t));
+  EXPECT_EQ(eb_.refused[Refusal::kAddress], 1);
+  EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0});
+  EXPECT_TRUE(eb_.out.empty());  // not even a NAK
+  EXPECT_EQ(b_->state(), QpState::kRts);
+  b_->receive(write_to_b(1, data, 0x200, t));
+  EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0x5a});
+  EXPECT_EQ(eb_.refused[Refusal::kAddress], 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(RcAndUc, PeerCheck, ::testing::Values(QpType::kRc, QpType::kUc));
+
+// A UC WRITE through a bad rkey is dropped as UC must, but counted
+// (issue 9, defect 5): the QP stays in RTS and takes the next message.
+TEST_F(TransportPair, UcKeyViolationsAreCounted) {
+  make(QpType::kUc);
+  const std::vector<std::byte> data(64, std::byte{0x5a});
+  b_->receive(write_to_b(1, data, 0x999, Transport::kUc));
+  EXPECT_EQ(eb_.refused[Refusal::kKey], 1);
+  EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0});
+  EXPECT_EQ(b_->state(), QpState::kRts);
+  Packet next = write_to_b(1, data, 0x200, Transport::kUc);
+  next.bth.psn = 0xfffff1;
+  b_->receive(next);
+  EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0x5a});
 }
 
 // A responder answers from RTR on: a passive side (as in ib_read_bw's

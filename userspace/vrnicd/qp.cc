@@ -409,6 +409,29 @@ void Qp::count_seq_nak(bool sent) {
 }
 void Qp::count_duplicate() { count(VRNIC_STAT_DUPLICATES); }
 void Qp::count_wqe() { count(VRNIC_STAT_WQES); }
+void Qp::count_refused(roce::Refusal why) {
+  switch (why) {
+    case roce::Refusal::kAddress:
+      ctx_.counters.add(VRNIC_STAT_RX_ADDR_ERRORS);
+      return;
+    case roce::Refusal::kKey:
+      ctx_.counters.add(VRNIC_STAT_RX_KEY_ERRORS);
+      return;
+    case roce::Refusal::kQkey:
+      ctx_.counters.add(VRNIC_STAT_RX_QKEY_ERRORS);
+      return;
+    case roce::Refusal::kPkey:
+      ctx_.counters.add(VRNIC_STAT_RX_PKEY_ERRORS);
+      return;
+    case roce::Refusal::kInvalid:
+      ctx_.counters.add(VRNIC_STAT_RX_INVALID);
+      return;
+    case roce::Refusal::kNoBuffer:
+      ctx_.counters.add(VRNIC_STAT_RX_NO_BUFFER);
+      return;
+  }
+}
+
 void Qp::count(vrnic_stat s, uint64_t n) { ctx_.counters.add_qp(counter_set_, s, n); }
 
 }  // namespace vrnicd

@@ -99,6 +99,7 @@ class Qp final : public roce::QpEnv {
   void count_seq_nak(bool sent) override;
   void count_duplicate() override;
   void count_wqe() override;
+  void count_refused(roce::Refusal why) override;
 
  private:
   // The attributes only the device keeps, for QUERY_QP: the transport's

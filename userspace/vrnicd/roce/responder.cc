@@ -34,6 +34,11 @@ void QpTransport::send_atomic_ack(uint32_t psn, uint64_t original) {
 
 // A request the QP cannot carry out: RC says why, and the QP goes to error.
 void QpTransport::responder_error(NakCode code, uint32_t psn, QpEvent event) {
+  if (code == kNakRemoteAccessError) {
+    env_.count_refused(Refusal::kKey);
+  } else if (code == kNakInvalidRequest) {
+    env_.count_refused(Refusal::kInvalid);
+  }
   if (cfg_.type == QpType::kRc) {
     send_nak(code, psn);
   }
@@ -407,6 +412,7 @@ void QpTransport::on_request_uc(const Packet& pkt) {
   if ((!first && uc_msg_ != kind) ||
       ((oi.bits & kHasPayload) != 0 && (last ? plen > cfg_.mtu : plen != cfg_.mtu))) {
     uc_msg_ = UcMsg::kNone;
+    env_.count_refused(Refusal::kInvalid);
     return;
   }
   if (kind == UcMsg::kSend) {
@@ -420,6 +426,7 @@ void QpTransport::uc_send(const Packet& pkt, const OpcodeInfo& oi) {
   if ((oi.bits & kIsFirst) != 0) {
     bool bad = false;
     if (!recv_active_ && !env_.take_recv_wqe(&recv_, &bad)) {
+      env_.count_refused(Refusal::kNoBuffer);
       return;  // no receive WQE: the message is dropped
     }
     recv_active_ = true;
@@ -436,18 +443,21 @@ void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
   const bool imm = (oi.bits & kHasImm) != 0;
   if ((oi.bits & kIsFirst) != 0) {
     if (!start_write(pkt.reth)) {
+      env_.count_refused(Refusal::kKey);
       return;  // UC drops what it cannot place
     }
     uc_msg_ = UcMsg::kWrite;
   }
   if (!write_fits(pkt.payload.size(), last)) {
     uc_msg_ = UcMsg::kNone;
+    env_.count_refused(Refusal::kInvalid);
     return;
   }
   if (imm && !recv_active_) {
     bool bad = false;
     if (!env_.take_recv_wqe(&recv_, &bad)) {
       uc_msg_ = UcMsg::kNone;
+      env_.count_refused(Refusal::kNoBuffer);
       return;
     }
     recv_active_ = true;
@@ -455,6 +465,7 @@ void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
   if (!pkt.payload.empty() &&
       env_.remote_write(write_rkey_, write_va_, pkt.payload) != MemStatus::kOk) {
     uc_msg_ = UcMsg::kNone;
+    env_.count_refused(Refusal::kKey);
     return;
   }
   write_va_ += pkt.payload.size();
@@ -476,10 +487,12 @@ void QpTransport::on_request_ud(const Packet& pkt) {
     return;
   }
   if (pkt.deth.qkey != (cfg_.gsi ? kGsiQkey : cfg_.qkey)) {
+    env_.count_refused(Refusal::kQkey);
     return;  // Q_Key violation: silently dropped
   }
   bool bad = false;
   if (!env_.take_recv_wqe(&recv_, &bad)) {
+    env_.count_refused(Refusal::kNoBuffer);
     return;  // no receive WQE: UD drops the datagram
   }
   const uint64_t total = kGrhSize + pkt.payload.size();

@@ -109,12 +109,23 @@ bool QpTransport::accepts_requests() const {
          state_ == QpState::kSqe;
 }
 
+// RC and UC talk to one peer: a packet must come from the QP's destination
+// address to its source address, as rxe's check_addr() has it.
+bool QpTransport::from_peer(const Packet& pkt) const {
+  return pkt.path.sgid == cfg_.path.dgid && pkt.path.dgid == cfg_.path.sgid;
+}
+
 void QpTransport::receive(const Packet& pkt) {
   if (transport_of(pkt.bth.opcode) != transport_for(cfg_.type)) {
     return;  // not this QP's transport
   }
   if ((pkt.bth.pkey & 0x7fff) != (cfg_.pkey & 0x7fff)) {
+    env_.count_refused(Refusal::kPkey);
     return;  // P_Key mismatch: silently dropped
+  }
+  if (cfg_.type != QpType::kUd && !from_peer(pkt)) {
+    env_.count_refused(Refusal::kAddress);
+    return;  // not from the QP's peer: silently dropped
   }
   if (state_ == QpState::kRtr && !comm_established_) {
     comm_established_ = true;

@@ -149,6 +149,16 @@ enum class QpEvent : uint8_t {
   kLastWqe = VRNIC_EQE_TYPE_QP_LAST_WQE,      // SRQ QP in error: no more receives
 };
 
+// Why a QP refused a packet (none of it reaches memory).
+enum class Refusal : uint8_t {
+  kAddress,   // RC/UC: not from the QP's peer
+  kKey,       // R_Key, access or bounds violation
+  kQkey,      // UD: wrong Q_Key
+  kPkey,      // wrong P_Key
+  kInvalid,   // out of order in its message, or a bad length
+  kNoBuffer,  // UC/UD: no receive WQE
+};
+
 // Access rights.
 constexpr uint32_t kAccessLocalWrite = VRNIC_ACCESS_LOCAL_WRITE;
 constexpr uint32_t kAccessRemoteWrite = VRNIC_ACCESS_REMOTE_WRITE;
@@ -226,6 +236,7 @@ class QpEnv {
   virtual void count_seq_nak(bool sent) { (void)sent; }
   virtual void count_duplicate() {}
   virtual void count_wqe() {}
+  virtual void count_refused(Refusal why) { (void)why; }
 
  protected:
   // Copy a payload into dst (payload.length bytes), through the memory
@@ -385,6 +396,7 @@ class QpTransport {
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
   bool take_recv(uint32_t psn);
   [[nodiscard]] bool accepts_requests() const;
+  [[nodiscard]] bool from_peer(const Packet& pkt) const;
 
   [[nodiscard]] Packet new_packet(uint8_t op, uint32_t psn) const;
 
