@@ -9,6 +9,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 namespace {
 
@@ -630,6 +631,47 @@ TEST_F(DataPathTest, OutsideReadyNoQpRunsAndNoFrameLands) {
   dp_.run();
   EXPECT_FALSE(dp_.poll(cq_).has_value());
   EXPECT_FALSE(dp_.dev().engine_poll_st());
+}
+
+}  // namespace
+
+namespace {
+
+// Memory keys cannot be guessed, and a deregistered key does not come back
+// soon (issue 9, defect 5): with four MR slots, 600 registrations give 600
+// different keys, the slots are reused oldest first, and the variant does
+// not count up.  (With the lowest free slot reused and the variant
+// incremented, the key repeated after 256 registrations.)
+TEST(Keys, UnpredictableAndNotReusedSoon) {
+  DataPath dp;
+  dp.cfg().limits.max_mr = 4;
+  ASSERT_TRUE(dp.bring_up());
+  uint32_t pd = 0;
+  ASSERT_EQ(dp.create_pd(&pd), VRNIC_AQ_STATUS_OK);
+  const uint64_t buf = dp.alloc(4096);
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> keys;
+  uint32_t held = 0;  // one MR stays registered throughout
+  ASSERT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &held), VRNIC_AQ_STATUS_OK);
+  for (int i = 0; i < 600; ++i) {
+    uint32_t key = 0;
+    ASSERT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &key), VRNIC_AQ_STATUS_OK);
+    EXPECT_TRUE(seen.insert(key).second) << "key " << key << " again at " << i;
+    EXPECT_NE(key, held);
+    keys.push_back(key);
+    auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+    c.dereg_mr.key = key;
+    ASSERT_EQ(dp.drv().exec_status(c), VRNIC_AQ_STATUS_OK);
+  }
+  int counting_up = 0;
+  for (size_t i = 3; i < keys.size(); ++i) {
+    // Oldest first: the three free indices take turns.
+    EXPECT_EQ(vrnic::field_get<VRNIC_KEY_INDEX_MASK>(keys[i]),
+              vrnic::field_get<VRNIC_KEY_INDEX_MASK>(keys[i - 3]));
+    const uint32_t prev = vrnic::field_get<VRNIC_KEY_VARIANT_MASK>(keys[i - 3]);
+    counting_up += vrnic::field_get<VRNIC_KEY_VARIANT_MASK>(keys[i]) == ((prev + 1) & 0xff);
+  }
+  EXPECT_LT(counting_up, 30);  // 1 in 256 by chance
 }
 
 }  // namespace

@@ -51,7 +51,12 @@ void ObjectTable::reset() {
   srqs_.resize(static_cast<size_t>(l.max_srq) + 1);
   cqs_.resize(static_cast<size_t>(l.max_cq) + 1);
   mrs_.resize(static_cast<size_t>(l.max_mr) + 1);
-  mr_variant_.resize(mrs_.size());
+  used_variants_.assign(mrs_.size(), {});
+  last_variant_.assign(mrs_.size(), 0);
+  free_mrs_.clear();
+  for (uint32_t i = 1; i < mrs_.size(); ++i) {
+    free_mrs_.push_back(i);
+  }
   pds_.resize(static_cast<size_t>(l.max_pd) + 1);
   next_qpn_ = 2;
 }
@@ -102,10 +107,25 @@ uint8_t ObjectTable::destroy_pd(uint32_t pdn) {
   return VRNIC_AQ_STATUS_OK;
 }
 
-// A key for MR table index: the index and a variant that changes on reuse.
+// A key for MR table index: the index, and a variant drawn at random from
+// those the index has not had since it last ran through all 256.  Freed
+// indices are reused oldest first, so a deregistered key comes back only
+// after 256 reuses of its index, each after every other index was used:
+// it cannot be guessed from the keys before it, nor found stale.
 uint32_t ObjectTable::new_key(uint32_t index) {
+  std::bitset<256>& used = used_variants_[index];
+  if (used.all()) {
+    used.reset();
+    used.set(last_variant_[index]);  // never the one just before
+  }
+  uint32_t v = static_cast<uint32_t>(rng_()) & 0xff;
+  while (used.test(v)) {
+    v = (v + 1) & 0xff;
+  }
+  used.set(v);
+  last_variant_[index] = static_cast<uint8_t>(v);
   return vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(index) |
-         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(++mr_variant_[index]);
+         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(v);
 }
 
 void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key) {
@@ -121,8 +141,7 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
   if (!pd_exists(p.pdn)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
-  const int slot = free_slot(mrs_, 1);
-  if (slot < 0) {
+  if (free_mrs_.empty()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mr = std::make_unique<Mr>();
@@ -140,7 +159,8 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
     mr->page_shift = p.page_shift;
     mr->base = p.iova & ~((1ULL << p.page_shift) - 1);
   }
-  add_mr(std::move(mr), static_cast<uint32_t>(slot), key);
+  add_mr(std::move(mr), free_mrs_.front(), key);
+  free_mrs_.pop_front();
   return VRNIC_AQ_STATUS_OK;
 }
 
@@ -154,6 +174,7 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
   counters_.sub(VRNIC_STAT_MR_PAGES, mr->pages.size());
   counters_.sub(VRNIC_STAT_MRS);
   mrs_[idx].reset();
+  free_mrs_.push_back(idx);
   return VRNIC_AQ_STATUS_OK;
 }
 

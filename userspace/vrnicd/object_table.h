@@ -7,8 +7,11 @@
 // Every method returns a VRNIC_AQ_STATUS_* value.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "config.h"
@@ -76,7 +79,12 @@ class ObjectTable {
   QpContext qp_ctx_;
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
   std::vector<std::unique_ptr<Mr>> mrs_;  // by key index
-  std::vector<uint8_t> mr_variant_;
+  // Free MR indices, oldest first: a freed index waits for every other.
+  std::deque<uint32_t> free_mrs_;
+  // Per index, the key variants used since it last ran through them all.
+  std::vector<std::bitset<256>> used_variants_;
+  std::vector<uint8_t> last_variant_;
+  std::mt19937 rng_{std::random_device{}()};
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
