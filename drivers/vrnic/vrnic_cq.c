@@ -11,8 +11,6 @@
 #include "vrnic-abi.h"
 #include "vrnic_verbs.h"
 
-#define VRNIC_CQE_LOG_SIZE	5
-
 static u32 vrnic_cq_npages(u32 log_depth)
 {
 	return 1 + DIV_ROUND_UP(sizeof(struct vrnic_cqe) << log_depth, PAGE_SIZE);
@@ -48,20 +46,24 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
+	/* libvrnic passes nothing in; anything else is not understood. */
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
 	if (attr->comp_vector >= dev->num_ceqs)
 		return -EINVAL;
 	err = vrnic_cq_log_depth(dev, attr->cqe, &cq->log_depth);
 	if (err)
 		return err;
 	cq->eqn = dev->ceqs[attr->comp_vector].eqn;
+	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_lock);
 
 	err = vrnic_qbuf_alloc(dev, &cq->qb, vrnic_cq_npages(cq->log_depth));
 	if (err)
-		return err;
+		goto err_mutex;
 	err = vrnic_cmd_create_cq(dev, &cq->qb, cq->log_depth, cq->eqn, &cq->cqn);
 	if (err)
 		goto err_free;
-	spin_lock_init(&cq->lock);
 	ibcq->cqe = 1 << cq->log_depth;
 	err = xa_insert_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
 	if (err)
@@ -86,6 +88,8 @@ err_destroy:
 	vrnic_cmd_destroy_cq(dev, cq->cqn);
 err_free:
 	vrnic_qbuf_free(dev, &cq->qb);
+err_mutex:
+	mutex_destroy(&cq->resize_lock);
 	return err;
 }
 
@@ -103,15 +107,18 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	vrnic_eq_sync(dev, cq->eqn);
 	rdma_user_mmap_entry_remove(cq->mmap_entry);
 	vrnic_qbuf_free(dev, &cq->qb);
+	mutex_destroy(&cq->resize_lock);
 	return 0;
 }
 
 /*
  * The device moves the completions not yet consumed to the new ring, which
  * libvrnic maps in place of the old one.  libvrnic holds its CQ lock
- * across this, so nobody polls the old ring meanwhile.
+ * across this, so nobody polls the old ring meanwhile; resize_lock keeps
+ * two resizes (from two threads) from swapping buffers under each other.
  */
-int vrnic_resize_cq(struct ib_cq *ibcq, int entries, struct ib_udata *udata)
+static int vrnic_resize_cq_locked(struct ib_cq *ibcq, int entries,
+				  struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibcq->device);
 	struct vrnic_cq *cq = to_vcq(ibcq);
@@ -150,5 +157,16 @@ err_remove:
 	rdma_user_mmap_entry_remove(entry);
 err_free:
 	vrnic_qbuf_free(dev, &qb);
+	return err;
+}
+
+int vrnic_resize_cq(struct ib_cq *ibcq, int entries, struct ib_udata *udata)
+{
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	int err;
+
+	mutex_lock(&cq->resize_lock);
+	err = vrnic_resize_cq_locked(ibcq, entries, udata);
+	mutex_unlock(&cq->resize_lock);
 	return err;
 }

@@ -41,6 +41,11 @@ struct vrnic_cq {
 	u32 eqn;
 	struct vrnic_qbuf qb;
 	struct rdma_user_mmap_entry *mmap_entry;	/* user CQs */
+	/*
+	 * uverbs resizes under a shared lock only: two resizes of one CQ
+	 * would free each other's buffers.
+	 */
+	struct mutex resize_lock;	/* qb, mmap_entry, log_depth */
 	/* Kernel CQs: the driver is the consumer. */
 	spinlock_t lock;	/* ci, arm_sn */
 	u32 ci;
