@@ -85,9 +85,14 @@ static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
 			pbl->dir[i] = addr;
 		i++;
 	}
+	if (i != npages) {
+		/* The umem has fewer blocks than its length said: nothing to lend. */
+		vrnic_pbl_free(dev, pbl);
+		return -EINVAL;
+	}
 	for (n = 0; n < pbl->nlists; n++)
 		pbl->dir[n] = cpu_to_le64(pbl->lists_dma[n]);
-	return i == npages ? 0 : -EINVAL;
+	return 0;
 
 err_nomem:
 	vrnic_pbl_free(dev, pbl);
