@@ -58,6 +58,15 @@ class DataPath {
     uint32_t remote_qkey = 0;
   };
 
+  struct Srq {
+    uint32_t srqn = 0;
+    uint64_t dbrec = 0;
+    uint64_t ring = 0;
+    uint32_t log_depth = 4;
+    uint32_t log_stride = 6;
+    uint32_t pi = 0;
+  };
+
   struct Qp {
     uint32_t qpn = 0;
     uint32_t type = VRNIC_QPT_RC;
@@ -175,9 +184,37 @@ class DataPath {
     return exec_result(c, &cq->cqn);
   }
 
-  // qp's type and ring geometry are inputs; the rest is filled in.
+  int create_srq(uint32_t pdn, Srq* srq) {
+    const auto ring_pages = static_cast<uint32_t>(
+        std::max<uint64_t>(1, (uint64_t{1} << (srq->log_depth + srq->log_stride)) / kPage));
+    const uint32_t npages = 1 + ring_pages;
+    const uint64_t buf = alloc(npages * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_CREATE_SRQ);
+    c.create_srq.buf.pbl_addr = pbl(buf, npages);
+    c.create_srq.buf.npages = npages;
+    c.create_srq.pdn = pdn;
+    c.create_srq.log_depth = static_cast<uint8_t>(srq->log_depth);
+    c.create_srq.log_stride = static_cast<uint8_t>(srq->log_stride);
+    c.create_srq.ring_page = 1;
+    srq->dbrec = buf;
+    srq->ring = buf + kPage;
+    srq->pi = 0;
+    return exec_result(c, &srq->srqn);
+  }
+
+  void post_srq_recv(Srq& srq, uint64_t wr_id, std::span<const vrnic_sge> sges) {
+    std::byte* slot =
+        ram(srq.ring + vrnic::ring_slot(srq.pi, srq.log_depth) * (size_t{1} << srq.log_stride));
+    if (vrnic::rqe_write(slot, srq.log_stride, wr_id, sges)) {
+      ++srq.pi;
+      vrnic::store_release32(ram(srq.dbrec + offsetof(vrnic_srq_dbrec, pi)), srq.pi);
+    }
+  }
+
+  // qp's type and ring geometry are inputs; the rest is filled in.  With
+  // an SRQ (srq != nullptr) the QP receives from it.
   int create_qp(uint32_t pdn, const Cq& scq, const Cq& rcq, Qp* qp, uint32_t max_inline = 64,
-                uint32_t flags = 0) {
+                uint32_t flags = 0, const Srq* srq = nullptr) {
     const auto sq_pages = static_cast<uint32_t>(
         std::max<uint64_t>(1, (uint64_t{1} << (qp->sq_log_depth + qp->sq_log_stride)) / kPage));
     const auto rq_pages = static_cast<uint32_t>(
@@ -198,6 +235,10 @@ class DataPath {
     c.create_qp.sq_page = 1;
     c.create_qp.rq_page = static_cast<uint16_t>(1 + sq_pages);
     c.create_qp.max_inline = max_inline;
+    if (srq != nullptr) {
+      c.create_qp.hdr.flags |= VRNIC_AQ_CREATE_QP_F_SRQ;
+      c.create_qp.srqn = srq->srqn;
+    }
     qp->dbrec = buf;
     qp->sq = buf + kPage;
     qp->rq = buf + (1 + sq_pages) * kPage;

@@ -675,3 +675,67 @@ TEST(Keys, UnpredictableAndNotReusedSoon) {
 }
 
 }  // namespace
+
+namespace {
+
+// The SGEs of a receive WQE posted to an SRQ name memory of the SRQ's PD,
+// not the QP's (issue 9, defect 6): a buffer registered in the SRQ's PD
+// takes a SEND, one registered in the QP's PD is refused.
+TEST_F(DataPathTest, SrqReceivesUseTheSrqsPd) {
+  DataPath::Srq srq;
+  ASSERT_EQ(dp_.create_srq(pd2_, &srq), VRNIC_AQ_STATUS_OK);
+  uint32_t key_srq = 0;
+  ASSERT_EQ(dp_.reg_mr(pd2_, buf_b_, kBuf, VRNIC_ACCESS_ALL, &key_srq), VRNIC_AQ_STATUS_OK);
+  a_ = {};
+  b_ = {};
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  const vrnic_sge into_srq_pd{buf_b_, 256, key_srq};
+  const vrnic_sge into_qp_pd{buf_b_ + 4096, 256, key_b_};
+  dp_.post_srq_recv(srq, 1, std::span(&into_srq_pd, 1));
+  dp_.post_srq_recv(srq, 2, std::span(&into_qp_pd, 1));
+  const vrnic_sge from{buf_a_, 200, key_a_};
+  for (uint64_t id = 10; id < 12; ++id) {
+    dp_.post_send(a_, sqe(VRNIC_WQE_SEND, id), std::span(&from, 1));
+    dp_.run();
+  }
+  const auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[0].wr_id, 1U);
+  EXPECT_EQ(status_of(got[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), dp_.ram(buf_a_), 200), 0);
+  EXPECT_EQ(got[1].wr_id, 2U);
+  EXPECT_EQ(status_of(got[1]), VRNIC_CQE_LOC_PROT_ERR);
+}
+
+// A malformed receive WQE on a UD QP completes in error when a datagram
+// takes it, instead of vanishing (issue 9, defect 6).
+TEST_F(DataPathTest, MalformedUdReceiveWqeCompletes) {
+  DataPath::Qp tx;
+  DataPath::Qp rx;
+  tx.type = rx.type = VRNIC_QPT_UD;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &tx), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &rx), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(tx, 0), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(rx, 0), VRNIC_AQ_STATUS_OK);
+  const vrnic_rqe bad{7, 200, 0};  // 200 SGEs: more than any stride holds
+  dp_.post_recv_raw(rx, std::as_bytes(std::span(&bad, 1)));
+  const vrnic_av av = DataPath::loopback_av();
+  auto h = sqe(VRNIC_WQE_SEND, 8);
+  h.remote_qpn = rx.qpn;
+  h.remote_qkey = 0x1234;
+  const vrnic_sge from{buf_a_, 100, key_a_};
+  dp_.post_send(tx, h, std::span(&from, 1), &av);
+  dp_.run();
+  const auto got = cqes(rx.qpn);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].wr_id, 7U);
+  EXPECT_EQ(status_of(got[0]), VRNIC_CQE_LOC_QP_OP_ERR);
+  const auto attr = dp_.query_qp(rx.qpn);
+  ASSERT_TRUE(attr.has_value());
+  EXPECT_EQ(attr->state, VRNIC_QPS_ERR);
+}
+
+}  // namespace

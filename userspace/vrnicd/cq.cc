@@ -70,7 +70,7 @@ bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host) {
   }
   if (pi_ - dbrec_word(offsetof(vrnic_cq_dbrec, ci)) >= ring_.depth()) {
     error_ = true;
-    LOG_WARN("CQ %u overrun (depth %u)", cqn_, ring_.depth());
+    log_guest_error("CQ %u overrun (depth %u)", cqn_, ring_.depth());
     host.async_event(VRNIC_EQE_TYPE_CQ_ERROR, cqn_, 0);
     return false;
   }

@@ -281,6 +281,18 @@ MemStatus Qp::gather(std::span<const roce::Sge> sges, uint64_t offset, std::span
 
 MemStatus Qp::scatter(std::span<const roce::Sge> sges, uint64_t offset,
                       std::span<const std::byte> src) {
+  return scatter_in(pdn_, sges, offset, src);
+}
+
+// The SGEs of a WQE posted to an SRQ carry lkeys of the SRQ's PD, which
+// need not be the QP's.
+MemStatus Qp::scatter_recv(std::span<const roce::Sge> sges, uint64_t offset,
+                           std::span<const std::byte> src) {
+  return scatter_in(links_.srq != nullptr ? links_.srq->pdn : pdn_, sges, offset, src);
+}
+
+MemStatus Qp::scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,
+                         std::span<const std::byte> src) {
   size_t done = 0;
   for (const roce::Sge& s : sges) {
     if (done == src.size()) {
@@ -291,7 +303,7 @@ MemStatus Qp::scatter(std::span<const roce::Sge> sges, uint64_t offset,
       continue;
     }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(s.length - offset, src.size() - done));
-    const Mr* mr = find_mr(s.lkey);
+    const Mr* mr = ctx_.objects.find_mr(s.lkey, pdn);
     if (mr == nullptr) {
       return MemStatus::kBadKey;
     }

@@ -78,6 +78,8 @@ class Qp final : public roce::QpEnv {
                          std::span<std::byte> dst) override;
   roce::MemStatus scatter(std::span<const roce::Sge> sges, uint64_t offset,
                           std::span<const std::byte> src) override;
+  roce::MemStatus scatter_recv(std::span<const roce::Sge> sges, uint64_t offset,
+                               std::span<const std::byte> src) override;
   roce::MemStatus check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need) override;
   roce::MemStatus remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) override;
   roce::MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) override;
@@ -117,6 +119,8 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] std::byte* dbrec() const { return buf_.page(0); }
   [[nodiscard]] uint32_t recv_producer() const;
   [[nodiscard]] const Mr* find_mr(uint32_t key) const;
+  roce::MemStatus scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,
+                             std::span<const std::byte> src);
   void count(vrnic_stat s, uint64_t n = 1);
   void publish_sq_ci(uint32_t done);
   void enter_error_if_fatal();

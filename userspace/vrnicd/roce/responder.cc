@@ -85,6 +85,24 @@ bool QpTransport::take_recv(uint32_t psn) {
   return false;
 }
 
+// UC and UD: the receive WQE for a new message.  Without one the message
+// is dropped (and counted); a malformed one completes in error and takes
+// the QP with it, as RC's does.
+bool QpTransport::take_recv_unreliable() {
+  bool bad = false;
+  if (env_.take_recv_wqe(&recv_, &bad)) {
+    return true;
+  }
+  if (bad) {
+    complete_recv(WcStatus::kLocQpOpErr, 0, nullptr);
+    env_.event(QpEvent::kFatal);
+    enter_error();
+  } else {
+    env_.count_refused(Refusal::kNoBuffer);
+  }
+  return false;
+}
+
 // A READ or atomic carried out, kept to answer a repeat of it.
 void QpTransport::remember(const Resource& r) {
   resources_.push_back(r);
@@ -244,8 +262,8 @@ bool QpTransport::place_send(const Packet& pkt, const OpcodeInfo& oi) {
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
     return false;
   }
-  if (plen != 0 && env_.scatter(std::span(recv_.sge.data(), recv_.num_sge), recv_offset_,
-                                pkt.payload) != MemStatus::kOk) {
+  if (plen != 0 && env_.scatter_recv(std::span(recv_.sge.data(), recv_.num_sge), recv_offset_,
+                                     pkt.payload) != MemStatus::kOk) {
     complete_recv(WcStatus::kLocProtErr, 0, nullptr);
     recv_active_ = false;
     responder_error(kNakRemoteOperationalError, psn, QpEvent::kFatal);
@@ -424,9 +442,7 @@ void QpTransport::on_request_uc(const Packet& pkt) {
 
 void QpTransport::uc_send(const Packet& pkt, const OpcodeInfo& oi) {
   if ((oi.bits & kIsFirst) != 0) {
-    bool bad = false;
-    if (!recv_active_ && !env_.take_recv_wqe(&recv_, &bad)) {
-      env_.count_refused(Refusal::kNoBuffer);
+    if (!recv_active_ && !take_recv_unreliable()) {
       return;  // no receive WQE: the message is dropped
     }
     recv_active_ = true;
@@ -454,10 +470,8 @@ void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
     return;
   }
   if (imm && !recv_active_) {
-    bool bad = false;
-    if (!env_.take_recv_wqe(&recv_, &bad)) {
+    if (!take_recv_unreliable()) {
       uc_msg_ = UcMsg::kNone;
-      env_.count_refused(Refusal::kNoBuffer);
       return;
     }
     recv_active_ = true;
@@ -490,9 +504,7 @@ void QpTransport::on_request_ud(const Packet& pkt) {
     env_.count_refused(Refusal::kQkey);
     return;  // Q_Key violation: silently dropped
   }
-  bool bad = false;
-  if (!env_.take_recv_wqe(&recv_, &bad)) {
-    env_.count_refused(Refusal::kNoBuffer);
+  if (!take_recv_unreliable()) {
     return;  // no receive WQE: UD drops the datagram
   }
   const uint64_t total = kGrhSize + pkt.payload.size();
@@ -508,8 +520,8 @@ void QpTransport::on_request_ud(const Packet& pkt) {
     std::memcpy(grh.data(), pkt.l3.data(), kIpv6HdrSize);
   }
   const std::span<const Sge> sges(recv_.sge.data(), recv_.num_sge);
-  if (env_.scatter(sges, 0, grh) != MemStatus::kOk ||
-      (!pkt.payload.empty() && env_.scatter(sges, kGrhSize, pkt.payload) != MemStatus::kOk)) {
+  if (env_.scatter_recv(sges, 0, grh) != MemStatus::kOk ||
+      (!pkt.payload.empty() && env_.scatter_recv(sges, kGrhSize, pkt.payload) != MemStatus::kOk)) {
     complete_recv(WcStatus::kLocProtErr, 0, nullptr);
     return;
   }

@@ -201,6 +201,12 @@ class QpEnv {
                            std::span<std::byte> dst) = 0;
   virtual MemStatus scatter(std::span<const Sge> sges, uint64_t offset,
                             std::span<const std::byte> src) = 0;
+  // Into a receive WQE's SGEs: their lkeys are of the SRQ's PD when the
+  // QP receives from an SRQ.
+  virtual MemStatus scatter_recv(std::span<const Sge> sges, uint64_t offset,
+                                 std::span<const std::byte> src) {
+    return scatter(sges, offset, src);
+  }
   // Remote access through an rkey of the QP's PD.
   virtual MemStatus check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need) = 0;
   virtual MemStatus remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) = 0;
@@ -395,6 +401,7 @@ class QpTransport {
   void responder_error(NakCode code, uint32_t psn, QpEvent event);
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
   bool take_recv(uint32_t psn);
+  bool take_recv_unreliable();
   [[nodiscard]] bool accepts_requests() const;
   [[nodiscard]] bool from_peer(const Packet& pkt) const;
 
