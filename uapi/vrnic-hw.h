@@ -1016,6 +1016,46 @@ static inline int vrnic_cqe_status_valid(__u32 status)
 	}
 }
 
+/*
+ * Vendor error codes (CQE bits 30:24, ibv_wc.vendor_err): why the device
+ * completed a work request in error.  0 for success and for a flushed WR.
+ */
+enum vrnic_vendor_err {
+	VRNIC_VERR_NONE = 0,
+	/* The send WQE itself: LOC_QP_OP_ERR or LOC_LEN_ERR */
+	VRNIC_VERR_WQE_OPCODE = 1,	/* no such opcode */
+	VRNIC_VERR_WQE_LAYOUT = 2,	/* SGEs or inline data beyond the stride */
+	VRNIC_VERR_WQE_INLINE = 3,	/* inline data beyond the QP's max_inline */
+	VRNIC_VERR_WQE_AV = 4,		/* UD address vector: no such GID, or
+					 * source and destination of two families
+					 */
+	VRNIC_VERR_WQE_QP_TYPE = 5,	/* opcode not allowed on the QP's type */
+	VRNIC_VERR_WQE_LENGTH = 6,	/* longer than 2^31, or than the UD MTU */
+	VRNIC_VERR_WQE_ATOMIC_LENGTH = 7, /* atomic target under 8 bytes */
+	/* Local memory: LOC_PROT_ERR */
+	VRNIC_VERR_LKEY = 8,		/* no such lkey in the PD, or gone */
+	VRNIC_VERR_LOCAL_ACCESS = 9,	/* the MR does not allow local write */
+	VRNIC_VERR_LOCAL_BOUNDS = 10,	/* an SGE beyond its MR */
+	/* Receives */
+	VRNIC_VERR_RECV_LENGTH = 11,	/* LOC_LEN_ERR: the message is longer */
+	VRNIC_VERR_RECV_WQE = 12,	/* LOC_QP_OP_ERR: malformed receive WQE */
+	VRNIC_VERR_RECV_RKEY = 13,	/* REM_ACCESS_ERR: a WRITE with immediate
+					 * through an rkey this QP refused
+					 */
+	/* What the responder said: REM_*_ERR */
+	VRNIC_VERR_NAK_ACCESS = 14,	/* NAK: remote access error */
+	VRNIC_VERR_NAK_INVALID = 15,	/* NAK: invalid request */
+	VRNIC_VERR_NAK_OPERATIONAL = 16, /* NAK: remote operational error */
+	/* The transport */
+	VRNIC_VERR_RETRY_EXCEEDED = 17,	/* RETRY_EXC_ERR: no ACK in timeout x
+					 * retry_cnt, or too many sequence NAKs
+					 */
+	VRNIC_VERR_RNR_EXCEEDED = 18,	/* RNR_RETRY_EXC_ERR */
+	VRNIC_VERR_BAD_RESPONSE = 19,	/* BAD_RESP_ERR: a response that does
+					 * not fit the request
+					 */
+};
+
 #define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)
 #define VRNIC_CQE_STATUS_MASK		VRNIC_GENMASK(15, 8)
 #define VRNIC_CQE_F_IMM			VRNIC_BIT(16)	/* imm_data valid */

@@ -739,3 +739,70 @@ TEST_F(DataPathTest, MalformedUdReceiveWqeCompletes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every refusal says why in the CQE's vendor error (issue 9, defect 6),
+// which libvrnic and the kernel pass on as ibv_wc.vendor_err.
+TEST_F(DataPathTest, ErrorCompletionsCarryAVendorError) {
+  struct Case {
+    const char* what;
+    uint32_t status;
+    uint32_t vendor_err;
+  };
+  std::vector<Case> seen;
+  auto last_error = [&](uint32_t qpn) {
+    for (const auto& e : cqes(qpn)) {
+      if (e.status != VRNIC_CQE_SUCCESS && e.status != VRNIC_CQE_WR_FLUSH_ERR) {
+        return std::make_pair(e.status, e.vendor_err);
+      }
+    }
+    return std::make_pair(~0U, ~0U);
+  };
+  auto raw = [&](vrnic_sqe h) {
+    std::vector<std::byte> w(256);
+    std::memcpy(w.data(), &h, sizeof(h));
+    dp_.post_send_raw(a_, w);
+    dp_.run();
+    return last_error(a_.qpn);
+  };
+  pair();
+  EXPECT_EQ(raw(raw_sqe(0x7f, 1)),
+            std::make_pair(uint32_t{VRNIC_CQE_LOC_QP_OP_ERR}, uint32_t{VRNIC_VERR_WQE_OPCODE}));
+  pair();
+  auto h = raw_sqe(VRNIC_WQE_SEND, 2);
+  h.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(200);
+  EXPECT_EQ(raw(h),
+            std::make_pair(uint32_t{VRNIC_CQE_LOC_QP_OP_ERR}, uint32_t{VRNIC_VERR_WQE_LAYOUT}));
+  pair();
+  const vrnic_sge no_key{buf_a_, 64, key_a_ ^ 0x100};
+  auto w = sqe(VRNIC_WQE_RDMA_WRITE, 3);
+  w.remote_addr = buf_b_;
+  w.rkey = key_b_;
+  dp_.post_send(a_, w, std::span(&no_key, 1));
+  dp_.run();
+  EXPECT_EQ(last_error(a_.qpn),
+            std::make_pair(uint32_t{VRNIC_CQE_LOC_PROT_ERR}, uint32_t{VRNIC_VERR_LKEY}));
+  pair();
+  const vrnic_sge past{buf_a_ + kBuf - 8, 64, key_a_};
+  dp_.post_send(a_, w, std::span(&past, 1));
+  dp_.run();
+  EXPECT_EQ(last_error(a_.qpn),
+            std::make_pair(uint32_t{VRNIC_CQE_LOC_PROT_ERR}, uint32_t{VRNIC_VERR_LOCAL_BOUNDS}));
+  pair();
+  const vrnic_sge ok{buf_a_, 64, key_a_};
+  w.rkey = key_b_ ^ 0x100;
+  dp_.post_send(a_, w, std::span(&ok, 1));
+  dp_.run();
+  EXPECT_EQ(last_error(a_.qpn),
+            std::make_pair(uint32_t{VRNIC_CQE_REM_ACCESS_ERR}, uint32_t{VRNIC_VERR_NAK_ACCESS}));
+  pair();
+  const vrnic_sge small{buf_b_, 16, key_b_};
+  dp_.post_recv(b_, 4, std::span(&small, 1));
+  dp_.post_send(a_, sqe(VRNIC_WQE_SEND, 5), std::span(&ok, 1));
+  dp_.run();
+  EXPECT_EQ(last_error(b_.qpn),
+            std::make_pair(uint32_t{VRNIC_CQE_LOC_LEN_ERR}, uint32_t{VRNIC_VERR_RECV_LENGTH}));
+}
+
+}  // namespace

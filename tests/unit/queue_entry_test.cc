@@ -325,7 +325,7 @@ class Completions : public QueueEntries {
     EXPECT_EQ(wc.byte_len, c.byte_len);
     EXPECT_EQ(wc.qp_num, qpn);
     EXPECT_EQ(wc.src_qp, c.src_qp);
-    EXPECT_EQ(wc.vendor_err, 0U);
+    EXPECT_EQ(wc.vendor_err, c.vendor_err);
     EXPECT_EQ((wc.wc_flags & IBV_WC_WITH_IMM) != 0, c.has_imm);
     EXPECT_EQ((wc.wc_flags & IBV_WC_GRH) != 0, c.grh);
     if (c.has_imm) {
@@ -368,6 +368,7 @@ TEST_F(Completions, EveryCqeTheDeviceWritesPollsBackTheSame) {
         c.grh = (f & 2) != 0;
         c.ipv4 = c.grh && (n & 4) != 0;
         c.src_qp = static_cast<uint32_t>(rng() & 0xffffff);
+        c.vendor_err = st == roce::WcStatus::kSuccess ? 0 : static_cast<uint8_t>(n % 127 + 1);
         if (op >= roce::WcOpcode::kRecv) {
           dev_qp_->complete_recv(c);
         } else {

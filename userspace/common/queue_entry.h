@@ -148,13 +148,15 @@ struct SqeFields {
 };
 
 // Parse a send WQE (the stride bytes of its slot, copied out of the ring
-// by the caller).  false: malformed - an unknown opcode, or SGEs or inline
-// data that do not fit the entry.
-inline bool sqe_decode(std::span<const std::byte> entry, bool ud, SqeFields* out) noexcept {
+// by the caller).  Returns VRNIC_VERR_NONE, or why it is malformed:
+// VRNIC_VERR_WQE_OPCODE for an unknown opcode, VRNIC_VERR_WQE_LAYOUT for
+// SGEs or inline data that do not fit the entry.  The header fields are
+// filled in either way.
+inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* out) noexcept {
   vrnic_sqe h{};
   const size_t data = sqe_data_offset(ud);
   if (entry.size() < data) {
-    return false;
+    return VRNIC_VERR_WQE_LAYOUT;
   }
   std::memcpy(&h, entry.data(), sizeof(h));
   const uint32_t ctrl = le32(h.ctrl);
@@ -172,7 +174,7 @@ inline bool sqe_decode(std::span<const std::byte> entry, bool ud, SqeFields* out
   out->remote_qpn = le32(h.remote_qpn);
   out->remote_qkey = le32(h.remote_qkey);
   if (out->opcode > VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
-    return false;
+    return VRNIC_VERR_WQE_OPCODE;
   }
   if (ud) {
     std::memcpy(&out->av, entry.data() + VRNIC_SQE_DATA_OFFSET, sizeof(out->av));
@@ -182,14 +184,14 @@ inline bool sqe_decode(std::span<const std::byte> entry, bool ud, SqeFields* out
   if (out->is_inline) {
     const uint32_t len = le32(h.length);
     if (len > entry.size() - data) {
-      return false;
+      return VRNIC_VERR_WQE_LAYOUT;
     }
     out->inline_data = entry.subspan(data, len);
-    return true;
+    return VRNIC_VERR_NONE;
   }
   const uint32_t nsge = field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl);
   if (nsge > VRNIC_MAX_SGE || data + nsge * sizeof(vrnic_sge) > entry.size()) {
-    return false;
+    return VRNIC_VERR_WQE_LAYOUT;
   }
   for (uint32_t i = 0; i < nsge; ++i) {
     vrnic_sge s{};
@@ -197,7 +199,7 @@ inline bool sqe_decode(std::span<const std::byte> entry, bool ud, SqeFields* out
     out->sge[i] = {le64(s.addr), le32(s.length), le32(s.lkey)};
   }
   out->num_sge = nsge;
-  return true;
+  return VRNIC_VERR_NONE;
 }
 
 // ---------------------------------------------------------------------------
@@ -227,18 +229,19 @@ struct RqeFields {
   std::array<WqeSge, VRNIC_MAX_SGE> sge{};
 };
 
-// Parse a receive WQE (its slot's bytes).  false: its SGEs do not fit.
-inline bool rqe_decode(std::span<const std::byte> entry, RqeFields* out) noexcept {
+// Parse a receive WQE (its slot's bytes).  Returns VRNIC_VERR_NONE, or
+// VRNIC_VERR_RECV_WQE when its SGEs do not fit.
+inline uint32_t rqe_parse(std::span<const std::byte> entry, RqeFields* out) noexcept {
   vrnic_rqe h{};
   if (entry.size() < sizeof(h)) {
-    return false;
+    return VRNIC_VERR_RECV_WQE;
   }
   std::memcpy(&h, entry.data(), sizeof(h));
   out->wr_id = le64(h.wr_id);
   const uint32_t nsge = le32(h.num_sge);
   out->num_sge = 0;
   if (nsge > VRNIC_MAX_SGE || sizeof(h) + nsge * sizeof(vrnic_sge) > entry.size()) {
-    return false;
+    return VRNIC_VERR_RECV_WQE;
   }
   for (uint32_t i = 0; i < nsge; ++i) {
     vrnic_sge s{};
@@ -246,7 +249,7 @@ inline bool rqe_decode(std::span<const std::byte> entry, RqeFields* out) noexcep
     out->sge[i] = {le64(s.addr), le32(s.length), le32(s.lkey)};
   }
   out->num_sge = nsge;
-  return true;
+  return VRNIC_VERR_NONE;
 }
 
 // ---------------------------------------------------------------------------

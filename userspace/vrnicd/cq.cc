@@ -86,6 +86,7 @@ bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host) {
   f.qpn = qpn;
   f.src_qp = c.src_qp;
   f.wqe_idx = c.wqe_idx;
+  f.vendor_err = c.vendor_err;
   vrnic::cqe_write(ring_.entry(pi_), f, pi_, ring_.log_depth);
   ++pi_;
   notify(c.solicited || c.status != roce::WcStatus::kSuccess, host);

@@ -152,6 +152,13 @@ void Qp::reset_rings() {
   vrnic::store_release32(dbrec() + offsetof(vrnic_qp_dbrec, rq_ci), 0);
 }
 
+// A posted send WQE the device cannot run: it completes in error with why.
+bool Qp::refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why) {
+  wqe->vendor_err = static_cast<uint8_t>(why);
+  *bad = true;
+  return false;
+}
+
 bool Qp::read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   const uint32_t posted = send_producer() - index;
   if (posted == 0) {
@@ -167,17 +174,17 @@ bool Qp::read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   std::memcpy(raw.data(), sq_.entry(index), stride);
   vrnic::SqeFields f;
   const bool ud = type() == roce::QpType::kUd;
-  const bool ok = vrnic::sqe_decode(std::span(raw.data(), stride), ud, &f);
+  const uint32_t error = vrnic::sqe_parse(std::span(raw.data(), stride), ud, &f);
   header_of(f, wqe);
-  if (!ok ||
-      (ud && !resolve_path(address_from_wire(f.av), qpn(), ctx_.host.port(), &wqe->ud_path))) {
-    *bad = true;
-    return false;
+  if (error != VRNIC_VERR_NONE) {
+    return refuse_wqe(wqe, bad, error);
+  }
+  if (ud && !resolve_path(address_from_wire(f.av), qpn(), ctx_.host.port(), &wqe->ud_path)) {
+    return refuse_wqe(wqe, bad, VRNIC_VERR_WQE_AV);
   }
   if (f.is_inline) {
     if (f.inline_data.size() > cfg().max_inline) {
-      *bad = true;
-      return false;
+      return refuse_wqe(wqe, bad, VRNIC_VERR_WQE_INLINE);
     }
     wqe->inline_data.assign(f.inline_data.begin(), f.inline_data.end());
     wqe->length = f.inline_data.size();
@@ -207,7 +214,7 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
   std::array<std::byte, kPageSize> raw{};
   std::memcpy(raw.data(), ring.entry(index), stride);
   vrnic::RqeFields f;
-  const bool ok = vrnic::rqe_decode(std::span(raw.data(), stride), &f);
+  const bool ok = vrnic::rqe_parse(std::span(raw.data(), stride), &f) == VRNIC_VERR_NONE;
   wqe->index = index;
   wqe->wr_id = f.wr_id;
   if (!ok) {

@@ -118,6 +118,7 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] const roce::QpConfig& cfg() const { return tp_.config(); }
   [[nodiscard]] std::byte* dbrec() const { return buf_.page(0); }
   [[nodiscard]] uint32_t recv_producer() const;
+  static bool refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why);
   [[nodiscard]] const Mr* find_mr(uint32_t key) const;
   roce::MemStatus scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,
                              std::span<const std::byte> src);

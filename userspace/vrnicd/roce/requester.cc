@@ -124,22 +124,31 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
   return false;
 }
 
-// What the IB spec forbids the WQE on this QP, as its completion status.
-bool QpTransport::validate_wqe(SendOp& op, WcStatus* status) {
+// What the IB spec forbids the WQE on this QP, as its completion status
+// and vendor error.
+bool QpTransport::validate_wqe(SendOp& op, WcStatus* status, uint8_t* verr) {
   const SendWqe& w = op.wqe;
   if (!opcode_allowed(w)) {
     *status = WcStatus::kLocQpOpErr;
+    *verr = VRNIC_VERR_WQE_QP_TYPE;
     return false;
   }
-  if (w.length > (1ULL << 31) || (cfg_.type == QpType::kUd && w.length > cfg_.mtu) ||
-      (op.is_atomic() && w.length < sizeof(uint64_t))) {
+  if (w.length > (1ULL << 31) || (cfg_.type == QpType::kUd && w.length > cfg_.mtu)) {
     *status = WcStatus::kLocLenErr;
+    *verr = VRNIC_VERR_WQE_LENGTH;
+    return false;
+  }
+  if (op.is_atomic() && w.length < sizeof(uint64_t)) {
+    *status = WcStatus::kLocLenErr;
+    *verr = VRNIC_VERR_WQE_ATOMIC_LENGTH;
     return false;
   }
   if (!w.is_inline) {
     const uint32_t need = (op.is_read() || op.is_atomic()) ? kAccessLocalWrite : 0;
-    if (env_.check_local(std::span(w.sge.data(), w.num_sge), need) != MemStatus::kOk) {
+    const MemStatus m = env_.check_local(std::span(w.sge.data(), w.num_sge), need);
+    if (m != MemStatus::kOk) {
       *status = WcStatus::kLocProtErr;
+      *verr = local_memory_verr(m);
       return false;
     }
   }
@@ -170,7 +179,7 @@ bool QpTransport::rd_atomic_allows(const SendOp& op) const {
 }
 
 // A WQE that cannot run completes with an error, after the older work.
-bool QpTransport::fail_wqe(SendOp op, WcStatus status) {
+bool QpTransport::fail_wqe(SendOp op, WcStatus status, uint8_t verr) {
   if (!ops_.empty()) {
     return false;
   }
@@ -179,7 +188,7 @@ bool QpTransport::fail_wqe(SendOp op, WcStatus status) {
   ++sq_next_;
   ops_.push_back(std::move(op));
   tx_op_ = ops_.size();
-  fail_op(ops_.back(), status);
+  fail_op(ops_.back(), status, verr);
   return true;
 }
 
@@ -191,15 +200,17 @@ bool QpTransport::start_next_wqe() {
   bool bad = false;
   if (!env_.read_send_wqe(sq_next_, &op.wqe, &bad)) {
     // Posted but unusable: an error completion.
-    return bad && fail_wqe(std::move(op), WcStatus::kLocQpOpErr);
+    const uint8_t verr = op.wqe.vendor_err;
+    return bad && fail_wqe(std::move(op), WcStatus::kLocQpOpErr, verr);
   }
   op.wqe.index = sq_next_;
   if (!rd_atomic_allows(op)) {
     return false;
   }
   WcStatus st = WcStatus::kSuccess;
-  if (!validate_wqe(op, &st)) {
-    return fail_wqe(std::move(op), st);
+  uint8_t verr = 0;
+  if (!validate_wqe(op, &st, &verr)) {
+    return fail_wqe(std::move(op), st, verr);
   }
   op.first_psn = next_psn_;
   op.npkts = op.is_atomic() || cfg_.type == QpType::kUd ? 1 : packets_for(op.wqe.length, cfg_.mtu);
@@ -380,7 +391,7 @@ int QpTransport::transmit_step() {
   }
   if (!transmit_packet(op)) {
     // Its memory went away under it.
-    fail_op(op, WcStatus::kLocProtErr);
+    fail_op(op, WcStatus::kLocProtErr, VRNIC_VERR_LKEY);
     return -1;
   }
   if (op.next_pkt >= op.npkts) {
@@ -424,6 +435,7 @@ void QpTransport::complete_ops() {
       c.wqe_idx = op.wqe.index;
       c.opcode = wc_opcode_for(op.wqe.opcode);
       c.status = op.status;
+      c.vendor_err = op.vendor_err;
       if (op.status == WcStatus::kSuccess && (op.is_read() || op.is_atomic())) {
         c.byte_len = static_cast<uint32_t>(op.is_atomic() ? sizeof(uint64_t) : op.wqe.length);
       }
@@ -442,9 +454,10 @@ void QpTransport::complete_ops() {
   }
 }
 
-void QpTransport::fail_op(SendOp& op, WcStatus status) {
+void QpTransport::fail_op(SendOp& op, WcStatus status, uint8_t verr) {
   op.done = true;
   op.status = status;
+  op.vendor_err = verr;
   enter_error();
 }
 
@@ -638,20 +651,20 @@ void QpTransport::on_nak(const Packet& pkt) {
     case kNakPsnSeqError:
       env_.count_seq_nak(false);
       if (retries_left_ == 0) {
-        fail_op(*op, WcStatus::kRetryExcErr);
+        fail_op(*op, WcStatus::kRetryExcErr, VRNIC_VERR_RETRY_EXCEEDED);
         return;
       }
       --retries_left_;
       rewind_to(psn);
       return;
     case kNakRemoteAccessError:
-      fail_op(*op, WcStatus::kRemAccessErr);
+      fail_op(*op, WcStatus::kRemAccessErr, VRNIC_VERR_NAK_ACCESS);
       return;
     case kNakRemoteOperationalError:
-      fail_op(*op, WcStatus::kRemOpErr);
+      fail_op(*op, WcStatus::kRemOpErr, VRNIC_VERR_NAK_OPERATIONAL);
       return;
     default:
-      fail_op(*op, WcStatus::kRemInvReqErr);
+      fail_op(*op, WcStatus::kRemInvReqErr, VRNIC_VERR_NAK_INVALID);
       return;
   }
 }
@@ -659,7 +672,7 @@ void QpTransport::on_nak(const Packet& pkt) {
 void QpTransport::on_rnr_nak(SendOp& op, uint32_t psn, uint8_t timer) {
   env_.count_rnr_nak(false);
   if (rnr_retries_left_ == 0) {
-    fail_op(op, WcStatus::kRnrRetryExcErr);
+    fail_op(op, WcStatus::kRnrRetryExcErr, VRNIC_VERR_RNR_EXCEEDED);
     return;
   }
   if (cfg_.rnr_retry != 7) {  // 7: retry for ever
@@ -701,12 +714,15 @@ bool QpTransport::on_read_response(const Packet& pkt, const OpcodeInfo& oi) {
       std::min<uint64_t>(cfg_.mtu, op->wqe.length - std::min(off, op->wqe.length));
   if (((oi.bits & kIsFirst) != 0) != (k == 0) ||
       ((oi.bits & kIsLast) != 0) != (k + 1 == op->npkts) || pkt.payload.size() != want_len) {
-    fail_op(*op, WcStatus::kBadRespErr);
+    fail_op(*op, WcStatus::kBadRespErr, VRNIC_VERR_BAD_RESPONSE);
     return false;
   }
-  if (!pkt.payload.empty() && env_.scatter(std::span(op->wqe.sge.data(), op->wqe.num_sge), off,
-                                           pkt.payload) != MemStatus::kOk) {
-    fail_op(*op, WcStatus::kLocProtErr);
+  const MemStatus m =
+      pkt.payload.empty()
+          ? MemStatus::kOk
+          : env_.scatter(std::span(op->wqe.sge.data(), op->wqe.num_sge), off, pkt.payload);
+  if (m != MemStatus::kOk) {
+    fail_op(*op, WcStatus::kLocProtErr, local_memory_verr(m));
     return false;
   }
   op->done = ++op->done_pkts == op->npkts;
@@ -730,8 +746,9 @@ bool QpTransport::on_atomic_ack(const Packet& pkt) {
   const uint64_t orig = pkt.atomic_ack;
   std::array<std::byte, sizeof(uint64_t)> val{};
   std::memcpy(val.data(), &orig, sizeof(orig));
-  if (env_.scatter(std::span(it->wqe.sge.data(), it->wqe.num_sge), 0, val) != MemStatus::kOk) {
-    fail_op(*it, WcStatus::kLocProtErr);
+  const MemStatus m = env_.scatter(std::span(it->wqe.sge.data(), it->wqe.num_sge), 0, val);
+  if (m != MemStatus::kOk) {
+    fail_op(*it, WcStatus::kLocProtErr, local_memory_verr(m));
     return false;
   }
   it->done = true;
@@ -753,7 +770,7 @@ bool QpTransport::timer_step() {
     }
     SendOp& oldest = ops_.front();
     if (retries_left_ == 0) {
-      fail_op(oldest, WcStatus::kRetryExcErr);
+      fail_op(oldest, WcStatus::kRetryExcErr, VRNIC_VERR_RETRY_EXCEEDED);
       return true;
     }
     --retries_left_;

@@ -67,6 +67,17 @@ void QpTransport::complete_recv(WcStatus status, uint32_t byte_len, const Packet
   env_.complete_recv(c);
 }
 
+// The receive WQE in hand completes in error.
+void QpTransport::fail_recv(WcStatus status, uint8_t verr) {
+  Completion c;
+  c.wr_id = recv_.wr_id;
+  c.wqe_idx = recv_.index;
+  c.opcode = WcOpcode::kRecv;
+  c.status = status;
+  c.vendor_err = verr;
+  env_.complete_recv(c);
+}
+
 // Take the receive WQE for a new message; without one, RC answers RNR.
 bool QpTransport::take_recv(uint32_t psn) {
   bool bad = false;
@@ -74,7 +85,7 @@ bool QpTransport::take_recv(uint32_t psn) {
     return true;
   }
   if (bad) {
-    complete_recv(WcStatus::kLocQpOpErr, 0, nullptr);
+    fail_recv(WcStatus::kLocQpOpErr, VRNIC_VERR_RECV_WQE);
     responder_error(kNakRemoteOperationalError, psn, QpEvent::kFatal);
     return false;
   }
@@ -94,7 +105,7 @@ bool QpTransport::take_recv_unreliable() {
     return true;
   }
   if (bad) {
-    complete_recv(WcStatus::kLocQpOpErr, 0, nullptr);
+    fail_recv(WcStatus::kLocQpOpErr, VRNIC_VERR_RECV_WQE);
     env_.event(QpEvent::kFatal);
     enter_error();
   } else {
@@ -257,14 +268,16 @@ bool QpTransport::place_send(const Packet& pkt, const OpcodeInfo& oi) {
   const size_t plen = pkt.payload.size();
   const uint32_t psn = pkt.bth.psn;
   if (recv_offset_ + plen > recv_.length) {
-    complete_recv(WcStatus::kLocLenErr, 0, nullptr);
+    fail_recv(WcStatus::kLocLenErr, VRNIC_VERR_RECV_LENGTH);
     recv_active_ = false;
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
     return false;
   }
-  if (plen != 0 && env_.scatter_recv(std::span(recv_.sge.data(), recv_.num_sge), recv_offset_,
-                                     pkt.payload) != MemStatus::kOk) {
-    complete_recv(WcStatus::kLocProtErr, 0, nullptr);
+  const MemStatus m = plen == 0 ? MemStatus::kOk
+                                : env_.scatter_recv(std::span(recv_.sge.data(), recv_.num_sge),
+                                                    recv_offset_, pkt.payload);
+  if (m != MemStatus::kOk) {
+    fail_recv(WcStatus::kLocProtErr, local_memory_verr(m));
     recv_active_ = false;
     responder_error(kNakRemoteOperationalError, psn, QpEvent::kFatal);
     return false;
@@ -335,7 +348,7 @@ bool QpTransport::on_write(const Packet& pkt, const OpcodeInfo& oi) {
       env_.remote_write(write_rkey_, write_va_, pkt.payload) != MemStatus::kOk) {
     write_active_ = false;
     if (imm) {
-      complete_recv(WcStatus::kRemAccessErr, 0, nullptr);
+      fail_recv(WcStatus::kRemAccessErr, VRNIC_VERR_RECV_RKEY);
     }
     responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
     return false;
@@ -509,7 +522,7 @@ void QpTransport::on_request_ud(const Packet& pkt) {
   }
   const uint64_t total = kGrhSize + pkt.payload.size();
   if (total > recv_.length) {
-    complete_recv(WcStatus::kLocLenErr, 0, nullptr);
+    fail_recv(WcStatus::kLocLenErr, VRNIC_VERR_RECV_LENGTH);
     return;
   }
   // The GRH: for IPv4 the IP header in its last 20 bytes.
@@ -520,9 +533,12 @@ void QpTransport::on_request_ud(const Packet& pkt) {
     std::memcpy(grh.data(), pkt.l3.data(), kIpv6HdrSize);
   }
   const std::span<const Sge> sges(recv_.sge.data(), recv_.num_sge);
-  if (env_.scatter_recv(sges, 0, grh) != MemStatus::kOk ||
-      (!pkt.payload.empty() && env_.scatter_recv(sges, kGrhSize, pkt.payload) != MemStatus::kOk)) {
-    complete_recv(WcStatus::kLocProtErr, 0, nullptr);
+  MemStatus m = env_.scatter_recv(sges, 0, grh);
+  if (m == MemStatus::kOk && !pkt.payload.empty()) {
+    m = env_.scatter_recv(sges, kGrhSize, pkt.payload);
+  }
+  if (m != MemStatus::kOk) {
+    fail_recv(WcStatus::kLocProtErr, local_memory_verr(m));
     return;
   }
   Completion c;

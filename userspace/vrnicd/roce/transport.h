@@ -105,7 +105,8 @@ struct SendWqe {
   uint32_t num_sge = 0;
   std::array<Sge, kMaxSge> sge{};
   std::vector<std::byte> inline_data;
-  uint64_t length = 0;  // message length
+  uint64_t length = 0;     // message length
+  uint8_t vendor_err = 0;  // with read_send_wqe()'s *bad: why (VRNIC_VERR_*)
 };
 
 struct RecvWqe {
@@ -128,6 +129,7 @@ struct Completion {
   bool grh = false;
   bool ipv4 = false;
   bool solicited = false;  // for solicited-only CQ notification
+  uint8_t vendor_err = 0;  // why it failed (VRNIC_VERR_*)
 };
 
 // Result of a memory access made on the QP's behalf.
@@ -322,6 +324,7 @@ class QpTransport {
     bool sent = false;       // every packet transmitted at least once
     bool done = false;       // complete, waiting for older ones
     WcStatus status = WcStatus::kSuccess;
+    uint8_t vendor_err = 0;
     [[nodiscard]] bool is_read() const { return wqe.opcode == WrOpcode::kRead; }
     [[nodiscard]] bool is_atomic() const {
       return wqe.opcode == WrOpcode::kCompareSwap || wqe.opcode == WrOpcode::kFetchAdd;
@@ -347,8 +350,8 @@ class QpTransport {
   [[nodiscard]] bool window_has_room() const;
   [[nodiscard]] bool rd_atomic_allows(const SendOp& op) const;
   [[nodiscard]] bool opcode_allowed(const SendWqe& w) const;
-  bool validate_wqe(SendOp& op, WcStatus* status);
-  bool fail_wqe(SendOp op, WcStatus status);
+  bool validate_wqe(SendOp& op, WcStatus* status, uint8_t* verr);
+  bool fail_wqe(SendOp op, WcStatus status, uint8_t verr);
   [[nodiscard]] Packet request_packet(const SendOp& op, uint32_t k, Payload* payload) const;
   static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
   void address_datagram(const SendWqe& w, Packet* p) const;
@@ -356,7 +359,7 @@ class QpTransport {
   int transmit_step();
   bool respond_step(int* budget);
   void complete_ops();
-  void fail_op(SendOp& op, WcStatus status);
+  void fail_op(SendOp& op, WcStatus status, uint8_t verr);
   void enter_error();
   bool flush_step(int budget);
   void ack_up_to(uint32_t psn);
@@ -400,6 +403,7 @@ class QpTransport {
   bool send_read_responses(Resource& r, int* budget);
   void responder_error(NakCode code, uint32_t psn, QpEvent event);
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
+  void fail_recv(WcStatus status, uint8_t verr);
   bool take_recv(uint32_t psn);
   bool take_recv_unreliable();
   [[nodiscard]] bool accepts_requests() const;

@@ -31,4 +31,17 @@ inline Transport transport_for(QpType t) {
   return Transport::kRc;
 }
 
+// The vendor error code of a failed local memory access.
+inline uint8_t local_memory_verr(MemStatus m) {
+  switch (m) {
+    case MemStatus::kNoAccess:
+      return VRNIC_VERR_LOCAL_ACCESS;
+    case MemStatus::kBounds:
+    case MemStatus::kMisaligned:
+      return VRNIC_VERR_LOCAL_BOUNDS;
+    default:
+      return VRNIC_VERR_LKEY;
+  }
+}
+
 }  // namespace vrnicd::roce
