@@ -429,6 +429,7 @@ static const struct rdma_stat_desc vrnic_stat_descs[] = {
 	[VRNIC_STAT_RX_PKEY_ERRORS].name = "rx_pkey_errors",
 	[VRNIC_STAT_RX_INVALID].name = "rx_invalid_requests",
 	[VRNIC_STAT_RX_NO_BUFFER].name = "rx_no_buffer",
+	[VRNIC_STAT_TX_ACKS_DROPPED].name = "tx_acks_dropped",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)

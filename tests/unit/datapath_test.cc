@@ -806,3 +806,64 @@ TEST_F(DataPathTest, ErrorCompletionsCarryAVendorError) {
 }
 
 }  // namespace
+
+namespace {
+
+// The loopback queue is bounded, and senders wait for room in it (issue 9,
+// defect 4): 16 UD QPs flooding their own GID with 128 datagrams each
+// never queue more than FrameRouter::kMaxLoopback frames, and every
+// datagram arrives.  (Unbounded, the queue grew by 256 frames a round.)
+TEST(Loopback, BoundedWithBackpressure) {
+  DataPath dp;
+  ASSERT_TRUE(dp.bring_up());
+  uint32_t pd = 0;
+  ASSERT_EQ(dp.create_pd(&pd), VRNIC_AQ_STATUS_OK);
+  DataPath::Cq scq;
+  DataPath::Cq rcq;
+  ASSERT_EQ(dp.create_cq(12, &scq), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp.create_cq(12, &rcq), VRNIC_AQ_STATUS_OK);
+  const uint64_t buf = dp.alloc(1 << 20);
+  uint32_t key = 0;
+  ASSERT_EQ(dp.reg_mr(pd, buf, 1 << 20, VRNIC_ACCESS_ALL, &key), VRNIC_AQ_STATUS_OK);
+  constexpr int kPairs = 16;
+  constexpr int kEach = 128;
+  std::vector<DataPath::Qp> tx(kPairs);
+  std::vector<DataPath::Qp> rx(kPairs);
+  for (int i = 0; i < kPairs; ++i) {
+    tx[i].type = rx[i].type = VRNIC_QPT_UD;
+    tx[i].sq_log_depth = rx[i].rq_log_depth = 7;
+    ASSERT_EQ(dp.create_qp(pd, scq, rcq, &tx[i]), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp.create_qp(pd, scq, rcq, &rx[i]), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp.connect(tx[i], 0), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp.connect(rx[i], 0), VRNIC_AQ_STATUS_OK);
+  }
+  const vrnic_av av = DataPath::loopback_av();
+  const vrnic_sge from{buf, 64, key};
+  for (int i = 0; i < kPairs; ++i) {
+    for (int n = 0; n < kEach; ++n) {
+      const vrnic_sge into{buf + 4096 + static_cast<uint64_t>(i * kEach + n) * 128, 128, key};
+      dp.post_recv(rx[i], 1, std::span(&into, 1));
+      DataPath::SendWr wr;
+      wr.remote_qpn = rx[i].qpn;
+      wr.remote_qkey = 0x1234;
+      dp.post_send(tx[i], wr, std::span(&from, 1), &av);
+    }
+  }
+  size_t deepest = 0;
+  int received = 0;
+  for (int round = 0, idle = 0; round < 100000 && idle < 3; ++round) {
+    idle = dp.dev().engine_poll_st() ? 0 : idle + 1;
+    deepest = std::max(deepest, dp.dev().engine().loopback_depth());
+    while (auto e = dp.poll(rcq)) {
+      EXPECT_EQ(e->status, VRNIC_CQE_SUCCESS);
+      ++received;
+    }
+    while (dp.poll(scq)) {
+    }
+  }
+  EXPECT_LE(deepest, vrnicd::FrameRouter::kMaxLoopback);
+  EXPECT_GT(deepest, vrnicd::FrameRouter::kMaxLoopback / 2);  // the bound was reached
+  EXPECT_EQ(received, kPairs * kEach);
+}
+
+}  // namespace

@@ -36,6 +36,8 @@ class FakeEnv final : public QpEnv {
   bool runaway = false;
   uint32_t runaway_pi = 0;
   std::map<Refusal, int> refused;
+  bool busy = false;  // the device has no room: transmit() says kBusy
+  int busy_refusals = 0;
   std::vector<Completion> send_cqes;
   std::vector<Completion> recv_cqes;
   std::vector<std::vector<std::byte>> out;
@@ -181,15 +183,19 @@ class FakeEnv final : public QpEnv {
     send_cqes.push_back(c);
   }
   void complete_recv(const Completion& c) override { recv_cqes.push_back(c); }
-  bool transmit(const Packet& pkt, const Payload& payload) override {
+  TxStatus transmit(const Packet& pkt, const Payload& payload) override {
+    if (busy) {
+      ++busy_refusals;
+      return TxStatus::kBusy;
+    }
     std::vector<std::byte> frame;
     const FrameLayout lay = build_frame(pkt, payload.length, &frame);
     if (!read_payload(payload, std::span(frame).subspan(lay.payload, payload.length))) {
-      return false;
+      return TxStatus::kNoMemory;
     }
     seal_frame(frame, lay);
     out.push_back(std::move(frame));
-    return true;
+    return TxStatus::kSent;
   }
   void event(QpEvent e) override { events.push_back(e); }
   uint64_t now_us() override { return clock; }
@@ -394,6 +400,29 @@ TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {
   EXPECT_EQ(ea_.send_cqes[0].opcode, WcOpcode::kSend);
   EXPECT_EQ(a_->outstanding(), 0U);
   EXPECT_EQ(a_->sq_psn(), psn_add(0xfffff0, 5));  // 5 packets, across the wrap
+}
+
+// While the device has no room (issue 9, defect 4), a requester holds its
+// packets back instead of losing them, and a responder drops and counts
+// an ACK; once there is room, everything goes through.
+TEST_F(TransportPair, BackpressureHoldsPacketsBack) {
+  make(QpType::kRc);
+  fill(ea_, 0x100, 0x10000, 3000, 1);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 5, 0x10000, 3000));
+  ea_.busy = true;
+  a_->send_step(32);
+  EXPECT_TRUE(ea_.out.empty());
+  EXPECT_GT(ea_.busy_refusals, 0);
+  EXPECT_EQ(a_->outstanding(), 1U);
+  EXPECT_TRUE(ea_.send_cqes.empty());
+  EXPECT_TRUE(a_->has_send_work());  // it will try again
+  ea_.busy = false;
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 3000));
 }
 
 TEST_F(TransportPair, RcWriteReadAndAtomics) {

@@ -74,6 +74,7 @@ class Engine {
   void count(vrnic_stat s, uint64_t n = 1) { counters_.add(s, n); }
   [[nodiscard]] uint64_t stat(vrnic_stat s) const { return counters_.get(s); }
   [[nodiscard]] uint64_t now_us() const { return clock_.now_us(); }
+  [[nodiscard]] size_t loopback_depth() const { return router_.loopback_depth(); }
 
  private:
   EngineHost& host_;

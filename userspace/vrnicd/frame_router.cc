@@ -39,6 +39,15 @@ bool FrameRouter::is_local(const roce::Gid& gid) const {
                      [&](const GidEntry& g) { return g.valid && g.gid == gid; });
 }
 
+bool FrameRouter::has_room(const roce::Gid& dgid) const {
+  if (loopback_.size() + 1 < kMaxLoopback) {
+    return true;  // room even for a multicast frame's two copies
+  }
+  const bool loops_back =
+      is_local(dgid) || (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr);
+  return !loops_back;
+}
+
 void FrameRouter::send(std::vector<std::byte>&& frame, const roce::Gid& dgid) {
   if (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr) {
     loopback_.push_back(frame);  // members on this port get a copy too

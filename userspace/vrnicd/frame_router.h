@@ -37,7 +37,10 @@ class FrameRouter {
   std::vector<std::byte> take_buffer();
   // A buffer that was not sent, back to the pool.
   void recycle(std::vector<std::byte>&& frame);
-  // Send a sealed frame to dgid.
+  // Whether a frame to dgid can go now: frames that loop back wait in a
+  // bounded queue, and senders wait for room in it (backpressure).
+  [[nodiscard]] bool has_room(const roce::Gid& dgid) const;
+  // Send a sealed frame to dgid (has_room() said yes).
   void send(std::vector<std::byte>&& frame, const roce::Gid& dgid);
 
   // A frame from the wire.  false if it is not RoCEv2 (for the NIC).
@@ -45,6 +48,9 @@ class FrameRouter {
   // Deliver up to budget looped-back frames; true if there were any.
   bool poll_loopback(int budget);
   [[nodiscard]] bool has_loopback() const { return !loopback_.empty(); }
+  [[nodiscard]] size_t loopback_depth() const { return loopback_.size(); }
+  // Frames the loopback queue holds at most.
+  static constexpr size_t kMaxLoopback = 1024;
 
  private:
   [[nodiscard]] bool is_local(const roce::Gid& gid) const;

@@ -403,18 +403,21 @@ void Qp::complete_recv(const roce::Completion& c) {
   }
 }
 
-bool Qp::transmit(const roce::Packet& pkt, const roce::Payload& payload) {
+roce::TxStatus Qp::transmit(const roce::Packet& pkt, const roce::Payload& payload) {
+  if (!ctx_.router.has_room(pkt.path.dgid)) {
+    return roce::TxStatus::kBusy;
+  }
   std::vector<std::byte> frame = ctx_.router.take_buffer();
   const roce::FrameLayout lay = roce::build_frame(pkt, payload.length, &frame);
   if (!read_payload(payload, std::span(frame).subspan(lay.payload, payload.length))) {
     ctx_.router.recycle(std::move(frame));
-    return false;
+    return roce::TxStatus::kNoMemory;
   }
   roce::seal_frame(frame, lay);
   count(VRNIC_STAT_TX_PACKETS);
   count(VRNIC_STAT_TX_BYTES, frame.size());
   ctx_.router.send(std::move(frame), pkt.path.dgid);
-  return true;
+  return roce::TxStatus::kSent;
 }
 
 void Qp::event(roce::QpEvent e) { ctx_.host.async_event(static_cast<uint8_t>(e), qpn(), 0); }
@@ -450,6 +453,8 @@ void Qp::count_refused(roce::Refusal why) {
       return;
   }
 }
+
+void Qp::count_ack_dropped() { ctx_.counters.add(VRNIC_STAT_TX_ACKS_DROPPED); }
 
 void Qp::count(vrnic_stat s, uint64_t n) { ctx_.counters.add_qp(counter_set_, s, n); }
 

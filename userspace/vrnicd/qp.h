@@ -93,7 +93,7 @@ class Qp final : public roce::QpEnv {
   void retire_send(uint32_t next_index) override;
   void complete_send(const roce::Completion& c) override;
   void complete_recv(const roce::Completion& c) override;
-  bool transmit(const roce::Packet& pkt, const roce::Payload& payload) override;
+  roce::TxStatus transmit(const roce::Packet& pkt, const roce::Payload& payload) override;
   void event(roce::QpEvent e) override;
   uint64_t now_us() override;
   void count_retransmit() override;
@@ -102,6 +102,7 @@ class Qp final : public roce::QpEnv {
   void count_duplicate() override;
   void count_wqe() override;
   void count_refused(roce::Refusal why) override;
+  void count_ack_dropped() override;
 
  private:
   // The attributes only the device keeps, for QUERY_QP: the transport's

@@ -303,12 +303,13 @@ void QpTransport::address_datagram(const SendWqe& w, Packet* p) const {
   p->deth.src_qp = cfg_.qpn;
 }
 
-bool QpTransport::transmit_packet(SendOp& op) {
+TxStatus QpTransport::transmit_packet(SendOp& op) {
   const uint32_t k = op.next_pkt;
   Payload payload;
   const Packet p = request_packet(op, k, &payload);
-  if (!env_.transmit(p, payload)) {
-    return false;
+  const TxStatus st = env_.transmit(p, payload);
+  if (st != TxStatus::kSent) {
+    return st;
   }
   if (op.sent || op.next_pkt < op.done_pkts) {
     env_.count_retransmit();
@@ -317,7 +318,7 @@ bool QpTransport::transmit_packet(SendOp& op) {
   if (cfg_.type == QpType::kRc) {
     arm_retry_timer();
   }
-  return true;
+  return TxStatus::kSent;
 }
 
 bool QpTransport::window_open(const SendOp& op) const {
@@ -383,13 +384,18 @@ bool QpTransport::send_step(int budget) {
   return progress;
 }
 
-// One packet of the op at tx_op_: 1 sent, 0 window closed, -1 failed.
+// One packet of the op at tx_op_: 1 sent, 0 window closed or the device
+// busy (it goes out on a later round), -1 failed.
 int QpTransport::transmit_step() {
   SendOp& op = ops_[tx_op_];
   if (!window_open(op)) {
     return 0;
   }
-  if (!transmit_packet(op)) {
+  const TxStatus st = transmit_packet(op);
+  if (st == TxStatus::kBusy) {
+    return 0;
+  }
+  if (st == TxStatus::kNoMemory) {
     // Its memory went away under it.
     fail_op(op, WcStatus::kLocProtErr, VRNIC_VERR_LKEY);
     return -1;

@@ -13,11 +13,20 @@
 
 namespace vrnicd::roce {
 
+// An ACK, NAK or atomic ACK.  With no room for it, it is dropped and
+// counted: the requester's timer brings the request again, and the
+// duplicate is answered.
+void QpTransport::send_response(const Packet& p) {
+  if (env_.transmit(p, Payload{}) == TxStatus::kBusy) {
+    env_.count_ack_dropped();
+  }
+}
+
 void QpTransport::send_ack(uint8_t syndrome, uint32_t psn) {
   Packet p = new_packet(kAcknowledge, psn);
   p.aeth_syndrome = syndrome;
   p.aeth_msn = msn_;
-  env_.transmit(p, Payload{});
+  send_response(p);
 }
 
 void QpTransport::send_nak(NakCode code, uint32_t psn) {
@@ -29,7 +38,7 @@ void QpTransport::send_atomic_ack(uint32_t psn, uint64_t original) {
   p.aeth_syndrome = kAethAckNoCredits;
   p.aeth_msn = msn_;
   p.atomic_ack = original;
-  env_.transmit(p, Payload{});
+  send_response(p);
 }
 
 // A request the QP cannot carry out: RC says why, and the QP goes to error.
@@ -172,7 +181,11 @@ bool QpTransport::send_read_responses(Resource& r, int* budget) {
     payload.va = r.va + off;
     payload.length = static_cast<size_t>(
         std::min<uint64_t>(cfg_.mtu, r.length - std::min<uint64_t>(off, r.length)));
-    if (!env_.transmit(p, payload)) {
+    const TxStatus st = env_.transmit(p, payload);
+    if (st == TxStatus::kBusy) {
+      return progress;  // the rest on a later round
+    }
+    if (st == TxStatus::kNoMemory) {
       // The region went away while we read it.
       r.pending = false;
       responder_error(kNakRemoteAccessError, psn_add(r.first_psn, k), QpEvent::kAccessErr);

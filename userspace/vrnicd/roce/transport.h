@@ -185,6 +185,13 @@ struct Payload {
   size_t length = 0;
 };
 
+// What became of a packet handed to QpEnv::transmit().
+enum class TxStatus : uint8_t {
+  kSent,
+  kBusy,      // the device has no room for it now: try again later
+  kNoMemory,  // its payload's memory is gone: not sent
+};
+
 // What a QP's transport needs from the device around it.  The transport
 // calls down into it, and it never calls back up.
 class QpEnv {
@@ -234,8 +241,9 @@ class QpEnv {
   virtual void complete_recv(const Completion& c) = 0;
 
   // Send a packet with payload.length bytes of payload from where payload
-  // says.  false when that memory is gone: the packet is not sent.
-  virtual bool transmit(const Packet& pkt, const Payload& payload) = 0;
+  // says.  kBusy: the device cannot take it now (backpressure); kNoMemory:
+  // that memory is gone.  Either way it is not sent.
+  virtual TxStatus transmit(const Packet& pkt, const Payload& payload) = 0;
   virtual void event(QpEvent e) = 0;
   virtual uint64_t now_us() = 0;
   // Counters.
@@ -245,6 +253,9 @@ class QpEnv {
   virtual void count_duplicate() {}
   virtual void count_wqe() {}
   virtual void count_refused(Refusal why) { (void)why; }
+  // An acknowledgement the device had no room for (the requester's
+  // timer recovers it).
+  virtual void count_ack_dropped() {}
 
  protected:
   // Copy a payload into dst (payload.length bytes), through the memory
@@ -355,7 +366,7 @@ class QpTransport {
   [[nodiscard]] Packet request_packet(const SendOp& op, uint32_t k, Payload* payload) const;
   static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
   void address_datagram(const SendWqe& w, Packet* p) const;
-  bool transmit_packet(SendOp& op);
+  TxStatus transmit_packet(SendOp& op);
   int transmit_step();
   bool respond_step(int* budget);
   void complete_ops();
@@ -398,6 +409,7 @@ class QpTransport {
   void respond_duplicate(const Packet& pkt);
   void remember(const Resource& r);
   void send_ack(uint8_t syndrome, uint32_t psn);
+  void send_response(const Packet& p);
   void send_nak(NakCode code, uint32_t psn);
   void send_atomic_ack(uint32_t psn, uint64_t original);
   bool send_read_responses(Resource& r, int* budget);
