@@ -9,6 +9,7 @@
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300)
+#   make sanitize   the host unit tests built with ASan and UBSan, and run
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
 #   make setup      install build and test dependencies with apt
@@ -28,7 +29,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check demo shell lint fuzz bench install clean
+.PHONY: all module userspace setup check demo shell lint fuzz sanitize bench install clean
 
 all: module userspace
 
@@ -62,6 +63,12 @@ lint: all
 
 fuzz: userspace
 	scripts/fuzz $(FUZZ_SECONDS)
+
+sanitize:
+	cmake -S . -B $(BUILD)/sanitize -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
+		-DCMAKE_CXX_COMPILER=$(CXX_USER) -DVRNIC_SANITIZE=ON -DVRNIC_FUZZ=OFF
+	cmake --build $(BUILD)/sanitize --target vrnic_unit_tests vrnicd
+	ctest --test-dir $(BUILD)/sanitize --output-on-failure -j2 --timeout 300
 
 bench: all
 	scripts/bench

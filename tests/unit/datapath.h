@@ -184,10 +184,18 @@ class DataPath {
     return exec_result(c, &cq->cqn);
   }
 
+  // Pages of a ring; one for a geometry too big to be real (the device is
+  // to refuse it).
+  static uint32_t ring_pages(uint32_t log_depth, uint32_t log_stride) {
+    if (log_depth + log_stride > 24) {
+      return 1;
+    }
+    return static_cast<uint32_t>(
+        std::max<uint64_t>(1, (uint64_t{1} << (log_depth + log_stride)) / kPage));
+  }
+
   int create_srq(uint32_t pdn, Srq* srq) {
-    const auto ring_pages = static_cast<uint32_t>(
-        std::max<uint64_t>(1, (uint64_t{1} << (srq->log_depth + srq->log_stride)) / kPage));
-    const uint32_t npages = 1 + ring_pages;
+    const uint32_t npages = 1 + ring_pages(srq->log_depth, srq->log_stride);
     const uint64_t buf = alloc(npages * kPage);
     auto c = make_cmd(VRNIC_AQ_OP_CREATE_SRQ);
     c.create_srq.buf.pbl_addr = pbl(buf, npages);
@@ -215,10 +223,8 @@ class DataPath {
   // an SRQ (srq != nullptr) the QP receives from it.
   int create_qp(uint32_t pdn, const Cq& scq, const Cq& rcq, Qp* qp, uint32_t max_inline = 64,
                 uint32_t flags = 0, const Srq* srq = nullptr) {
-    const auto sq_pages = static_cast<uint32_t>(
-        std::max<uint64_t>(1, (uint64_t{1} << (qp->sq_log_depth + qp->sq_log_stride)) / kPage));
-    const auto rq_pages = static_cast<uint32_t>(
-        std::max<uint64_t>(1, (uint64_t{1} << (qp->rq_log_depth + qp->rq_log_stride)) / kPage));
+    const uint32_t sq_pages = ring_pages(qp->sq_log_depth, qp->sq_log_stride);
+    const uint32_t rq_pages = ring_pages(qp->rq_log_depth, qp->rq_log_stride);
     const uint32_t npages = 1 + sq_pages + rq_pages;
     const uint64_t buf = alloc(npages * kPage);
     auto c = make_cmd(VRNIC_AQ_OP_CREATE_QP, flags);

@@ -867,3 +867,24 @@ TEST(Loopback, BoundedWithBackpressure) {
 }
 
 }  // namespace
+
+namespace {
+
+// Ring depths are the guest's log2 values: 32 and more are refused before
+// anything shifts by them (issue 9, defect 6; under UBSan, make sanitize,
+// the old 1U << value aborted).
+TEST_F(DataPathTest, HugeLogDepthsAreRefused) {
+  for (const uint32_t log : {32U, 40U, 255U}) {
+    DataPath::Qp q;
+    q.sq_log_depth = log;
+    EXPECT_EQ(dp_.create_qp(pd_, cq_, cq_, &q), VRNIC_AQ_STATUS_BAD_PARAM) << log;
+    q = {};
+    q.rq_log_depth = log;
+    EXPECT_EQ(dp_.create_qp(pd_, cq_, cq_, &q), VRNIC_AQ_STATUS_BAD_PARAM) << log;
+    DataPath::Srq srq;
+    srq.log_depth = log;
+    EXPECT_EQ(dp_.create_srq(pd_, &srq), VRNIC_AQ_STATUS_BAD_PARAM) << log;
+  }
+}
+
+}  // namespace

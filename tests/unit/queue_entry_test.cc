@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -165,7 +166,9 @@ class QueueEntries : public ::testing::Test {
     if ((wr.send_flags & IBV_SEND_INLINE) != 0) {
       ASSERT_TRUE(w.is_inline);
       ASSERT_EQ(w.inline_data.size(), wr.sg_list[0].length);
-      EXPECT_EQ(std::memcmp(w.inline_data.data(), inline_src_.data(), w.inline_data.size()), 0);
+      EXPECT_TRUE(
+          std::equal(w.inline_data.begin(), w.inline_data.end(), inline_src_.begin(),
+                     [](std::byte a, uint8_t b) { return std::to_integer<uint8_t>(a) == b; }));
       return;
     }
     EXPECT_FALSE(w.is_inline);
