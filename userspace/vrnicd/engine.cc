@@ -60,10 +60,8 @@ uint8_t Engine::set_qp_counter(uint32_t qpn, uint32_t id) {
 bool Engine::poll() {
   bool progress = router_.poll_loopback(kLoopbackBudget);
   const uint64_t now = clock_.now_us();
-  for (const auto& qp : objects_.qps()) {
-    if (qp) {
-      progress |= qp->step(now, kSendBudget);
-    }
+  for (Qp* qp : objects_.qps()) {
+    progress |= qp->step(now, kSendBudget);
   }
   return progress;
 }
@@ -74,22 +72,17 @@ bool Engine::has_work() {
   }
   const uint64_t now = clock_.now_us();
   return std::any_of(objects_.qps().begin(), objects_.qps().end(),
-                     [now](const auto& qp) { return qp && qp->has_work(now); });
+                     [now](Qp* qp) { return qp->has_work(now); });
 }
 
 uint64_t Engine::next_deadline_us() const {
   uint64_t d = UINT64_MAX;
-  for (const auto& qp : objects_.qps()) {
-    if (qp) {
-      d = std::min(d, qp->next_deadline());
-    }
+  for (const Qp* qp : objects_.qps()) {
+    d = std::min(d, qp->next_deadline());
   }
   return d;
 }
 
-bool Engine::active() const {
-  return std::any_of(objects_.qps().begin(), objects_.qps().end(),
-                     [](const auto& qp) { return qp != nullptr; });
-}
+bool Engine::active() const { return !objects_.qps().empty(); }
 
 }  // namespace vrnicd

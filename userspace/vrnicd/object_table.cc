@@ -41,6 +41,7 @@ ObjectTable::ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counte
 
 void ObjectTable::reset() {
   qps_.clear();
+  live_qps_.clear();
   srqs_.clear();
   cqs_.clear();
   mrs_.clear();
@@ -77,8 +78,8 @@ bool ObjectTable::eq_in_use(uint32_t eqn) const {
 }
 
 bool ObjectTable::counter_in_use(uint32_t id) const {
-  return std::any_of(qps_.begin(), qps_.end(),
-                     [id](const auto& qp) { return qp && qp->counter_set() == id; });
+  return std::any_of(live_qps_.begin(), live_qps_.end(),
+                     [id](const Qp* qp) { return qp->counter_set() == id; });
 }
 
 // ---------------------------------------------------------------------------
@@ -331,6 +332,9 @@ uint8_t ObjectTable::create_qp(const CreateQpParams& p, uint32_t* qpn) {
     next_qpn_ = n + 1 < qps_.size() ? n + 1 : 2;
   }
   qps_[n] = std::move(qp);
+  live_qps_.insert(std::upper_bound(live_qps_.begin(), live_qps_.end(), n,
+                                    [](uint32_t q, const Qp* x) { return q < x->qpn(); }),
+                   qps_[n].get());
   *qpn = n;
   counters_.add(VRNIC_STAT_QPS);
   return VRNIC_AQ_STATUS_OK;
@@ -352,6 +356,7 @@ uint8_t ObjectTable::destroy_qp(uint32_t qpn) {
     std::erase(g.qpns, qpn);
   }
   std::erase_if(mcast_, [](const McastGroup& g) { return g.qpns.empty(); });
+  std::erase(live_qps_, qps_[qpn].get());
   qps_[qpn].reset();
   counters_.sub(VRNIC_STAT_QPS);
   return VRNIC_AQ_STATUS_OK;

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "config.h"
@@ -56,7 +57,9 @@ class ObjectTable {
   [[nodiscard]] const std::vector<uint32_t>* group(const roce::Gid& gid) const;
   [[nodiscard]] bool eq_in_use(uint32_t eqn) const;
   [[nodiscard]] bool counter_in_use(uint32_t id) const;
-  [[nodiscard]] const std::vector<std::unique_ptr<Qp>>& qps() const { return qps_; }
+  // The QPs that exist, by QPN: what the engine runs, without a walk
+  // over every QPN the device could have.
+  [[nodiscard]] std::span<Qp* const> qps() const { return live_qps_; }
 
  private:
   struct McastGroup {
@@ -88,6 +91,7 @@ class ObjectTable {
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
+  std::vector<Qp*> live_qps_;             // the non-null qps_, by QPN
   std::vector<McastGroup> mcast_;
   uint32_t next_qpn_ = 2;
 };
