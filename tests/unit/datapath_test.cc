@@ -870,6 +870,29 @@ TEST(Loopback, BoundedWithBackpressure) {
 
 namespace {
 
+// A producer index that cannot be right is a catastrophic error of the
+// QP, reported once: a QP already in error whose producer stays wrong
+// neither raises QP_FATAL again nor keeps the engine busy (found by
+// fuzz_poll: the old engine raised an event on every pass and never went
+// idle, so one user's bad ring spun vrnicd's thread and flooded the AEQ).
+TEST_F(DataPathTest, ARunawayProducerIsReportedOnceAndTheEngineIdles) {
+  pair();
+  while (dp_.drv().poll_aeqe()) {
+  }
+  vrnic::store_release32(dp_.ram(a_.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), 1000);
+  dp_.run();
+  int fatal = 0;
+  while (const auto ev = dp_.drv().poll_aeqe()) {
+    fatal += vrnic::field_get<VRNIC_EQE_TYPE_MASK>(ev->info) == VRNIC_EQE_TYPE_QP_FATAL ? 1 : 0;
+  }
+  EXPECT_EQ(fatal, 1);
+  EXPECT_EQ(dp_.query_qp(a_.qpn)->state, VRNIC_QPS_ERR);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(dp_.dev().engine_poll_st()) << "pass " << i;
+  }
+  EXPECT_FALSE(dp_.drv().poll_aeqe().has_value());
+}
+
 // Ring depths are the guest's log2 values: 32 and more are refused before
 // anything shifts by them (issue 9, defect 6; under UBSan, make sanitize,
 // the old 1U << value aborted).

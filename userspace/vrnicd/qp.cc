@@ -90,10 +90,7 @@ bool Qp::step(uint64_t now, int budget) {
     seen_rq_pi_ = rpi;
     progress |= tp_.send_step(budget);
   }
-  if (fatal_) {
-    enter_error_if_fatal();
-    progress = true;
-  }
+  progress |= enter_error_if_fatal();
   return progress;
 }
 
@@ -111,13 +108,20 @@ void Qp::receive(const roce::Packet& pkt, size_t frame_size) {
 }
 
 // A CQ overran under the QP (or its send ring's producer cannot be right):
-// a local catastrophic error.
-void Qp::enter_error_if_fatal() {
-  if (fatal_) {
-    fatal_ = false;
-    ctx_.host.async_event(VRNIC_EQE_TYPE_QP_FATAL, qpn(), 0);
-    tp_.set_state(roce::QpState::kErr);
+// a local catastrophic error, reported once.  A QP already in error stays
+// quiet, however often its rings are found wrong: true only when the QP
+// changed state.
+bool Qp::enter_error_if_fatal() {
+  if (!fatal_) {
+    return false;
   }
+  fatal_ = false;
+  if (tp_.state() == roce::QpState::kErr) {
+    return false;
+  }
+  ctx_.host.async_event(VRNIC_EQE_TYPE_QP_FATAL, qpn(), 0);
+  tp_.set_state(roce::QpState::kErr);
+  return true;
 }
 
 // ---------------------------------------------------------------------------

@@ -125,7 +125,7 @@ class Qp final : public roce::QpEnv {
                              std::span<const std::byte> src);
   void count(vrnic_stat s, uint64_t n = 1);
   void publish_sq_ci(uint32_t done);
-  void enter_error_if_fatal();
+  bool enter_error_if_fatal();
   void apply(const QpAttrs& a, const Port& port, const roce::Path& path);
   void reset_rings();
 
