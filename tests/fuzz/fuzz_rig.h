@@ -92,6 +92,22 @@ class Rig {
     }
   }
 
+  // The CQ and QPs destroyed and created again in the same guest memory,
+  // then reset(): for inputs that may leave them in any state at all.
+  void renew() {
+    for (auto& q : qps_) {
+      dp_.destroy_qp(q.qpn);
+    }
+    dp_.destroy_cq(cq_.cqn);
+    ok_ = dp_.recreate_cq(&cq_) == VRNIC_AQ_STATUS_OK;
+    for (size_t i = 0; i < kQps && ok_; ++i) {
+      ok_ = dp_.recreate_qp(pd_, cq_, cq_, &qps_.at(i)) == VRNIC_AQ_STATUS_OK;
+    }
+    if (ok_) {
+      reset();
+    }
+  }
+
   void drain() {
     while (dp_.poll(cq_)) {
     }
@@ -100,6 +116,7 @@ class Rig {
   [[nodiscard]] bool ok() const { return ok_; }
   DataPath& dp() { return dp_; }
   DataPath::Qp& qp(size_t i) { return qps_.at(i % kQps); }
+  DataPath::Cq& cq() { return cq_; }
 
  private:
   DataPath dp_;

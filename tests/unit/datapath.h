@@ -42,6 +42,8 @@ class DataPath {
     uint64_t ring = 0;
     uint32_t log_depth = 0;
     uint32_t ci = 0;
+    uint64_t pbl = 0;  // its page list, kept for recreate_cq()
+    uint32_t npages = 0;
   };
 
   // A send work request, in CPU order, as libvrnic takes one.
@@ -79,6 +81,8 @@ class DataPath {
     uint32_t rq_log_stride = 6;
     uint32_t sq_pi = 0;
     uint32_t rq_pi = 0;
+    uint64_t pbl = 0;  // its page list, kept for recreate_qp()
+    uint32_t npages = 0;
   };
 
   DataPath()
@@ -172,16 +176,30 @@ class DataPath {
   int create_cq(uint32_t log_depth, Cq* cq) {
     const auto npages = static_cast<uint32_t>(1 + (sizeof(vrnic_cqe) << log_depth) / kPage + 1);
     const uint64_t buf = alloc(npages * kPage);
-    auto c = make_cmd(VRNIC_AQ_OP_CREATE_CQ);
-    c.create_cq.buf.pbl_addr = pbl(buf, npages);
-    c.create_cq.buf.npages = npages;
-    c.create_cq.log_depth = log_depth;
-    c.create_cq.eqn = kEqn;
+    cq->pbl = pbl(buf, npages);
+    cq->npages = npages;
     cq->dbrec = buf;
     cq->ring = buf + kPage;
     cq->log_depth = log_depth;
+    return recreate_cq(cq);
+  }
+
+  // Create a CQ over the memory that cq had (after destroy_cq), empty.
+  int recreate_cq(Cq* cq) {
+    std::memset(ram(cq->dbrec), 0, static_cast<size_t>(cq->npages) * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_CREATE_CQ);
+    c.create_cq.buf.pbl_addr = cq->pbl;
+    c.create_cq.buf.npages = cq->npages;
+    c.create_cq.log_depth = cq->log_depth;
+    c.create_cq.eqn = kEqn;
     cq->ci = 0;
     return exec_result(c, &cq->cqn);
+  }
+
+  int destroy_cq(uint32_t cqn) {
+    auto c = make_cmd(VRNIC_AQ_OP_DESTROY_CQ);
+    c.destroy_cq.cqn = cqn;
+    return drv_.exec_status(c);
   }
 
   // Pages of a ring; one for a geometry too big to be real (the device is
@@ -225,11 +243,23 @@ class DataPath {
                 uint32_t flags = 0, const Srq* srq = nullptr) {
     const uint32_t sq_pages = ring_pages(qp->sq_log_depth, qp->sq_log_stride);
     const uint32_t rq_pages = ring_pages(qp->rq_log_depth, qp->rq_log_stride);
-    const uint32_t npages = 1 + sq_pages + rq_pages;
-    const uint64_t buf = alloc(npages * kPage);
+    qp->npages = 1 + sq_pages + rq_pages;
+    const uint64_t buf = alloc(qp->npages * kPage);
+    qp->pbl = pbl(buf, qp->npages);
+    qp->dbrec = buf;
+    qp->sq = buf + kPage;
+    qp->rq = buf + (1 + sq_pages) * kPage;
+    return recreate_qp(pdn, scq, rcq, qp, max_inline, flags, srq);
+  }
+
+  // Create a QP over the memory that qp had (after destroy_qp), with
+  // empty rings.
+  int recreate_qp(uint32_t pdn, const Cq& scq, const Cq& rcq, Qp* qp, uint32_t max_inline = 64,
+                  uint32_t flags = 0, const Srq* srq = nullptr) {
+    std::memset(ram(qp->dbrec), 0, static_cast<size_t>(qp->npages) * kPage);
     auto c = make_cmd(VRNIC_AQ_OP_CREATE_QP, flags);
-    c.create_qp.buf.pbl_addr = pbl(buf, npages);
-    c.create_qp.buf.npages = npages;
+    c.create_qp.buf.pbl_addr = qp->pbl;
+    c.create_qp.buf.npages = qp->npages;
     c.create_qp.type = qp->type;
     c.create_qp.pdn = pdn;
     c.create_qp.send_cqn = scq.cqn;
@@ -239,15 +269,12 @@ class DataPath {
     c.create_qp.rq_log_depth = static_cast<uint8_t>(qp->rq_log_depth);
     c.create_qp.rq_log_stride = static_cast<uint8_t>(qp->rq_log_stride);
     c.create_qp.sq_page = 1;
-    c.create_qp.rq_page = static_cast<uint16_t>(1 + sq_pages);
+    c.create_qp.rq_page = static_cast<uint16_t>(1 + (qp->rq - qp->sq) / kPage);
     c.create_qp.max_inline = max_inline;
     if (srq != nullptr) {
       c.create_qp.hdr.flags |= VRNIC_AQ_CREATE_QP_F_SRQ;
       c.create_qp.srqn = srq->srqn;
     }
-    qp->dbrec = buf;
-    qp->sq = buf + kPage;
-    qp->rq = buf + (1 + sq_pages) * kPage;
     qp->sq_pi = qp->rq_pi = 0;
     return exec_result(c, &qp->qpn);
   }

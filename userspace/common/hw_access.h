@@ -39,12 +39,26 @@ constexpr uint32_t field_prep(uint32_t value) noexcept {
   return (value << std::countr_zero(Mask)) & Mask;
 }
 
+#ifdef VRNIC_FUZZ_SHARED_LOADS
+// Fuzz builds only: when set, called after every load_acquire32(), so that
+// a fuzzer can play a guest that rewrites shared memory between any two
+// reads of the device (tests/fuzz/fuzz_poll.cc).
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables)
+inline void (*fuzz_after_load)(const void* p) noexcept = nullptr;
+#endif
+
 // Loads and stores of 32-bit words in memory shared with another agent
 // (the guest, or the device).  The pointer must be 4-byte aligned.
 inline uint32_t load_acquire32(const void* p) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
   auto* w = static_cast<uint32_t*>(const_cast<void*>(p));
-  return std::atomic_ref<uint32_t>(*w).load(std::memory_order_acquire);
+  const uint32_t v = std::atomic_ref<uint32_t>(*w).load(std::memory_order_acquire);
+#ifdef VRNIC_FUZZ_SHARED_LOADS
+  if (fuzz_after_load != nullptr) {
+    fuzz_after_load(p);
+  }
+#endif
+  return v;
 }
 
 inline void store_release32(void* p, uint32_t v) noexcept {
