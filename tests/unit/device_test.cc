@@ -433,6 +433,24 @@ TEST_F(DeviceTest, ResetForgetsEverything) {
   EXPECT_EQ(drv_.reg(VRNIC_REG_AQ_SQ_CI), 0U);
 }
 
+// The fault the driver's command timeout recovers from: with the admin
+// queue stalled (SIGUSR1) commands go unanswered while the heartbeat goes
+// on; a reset ends the stall and the device serves commands again.
+TEST_F(DeviceTest, AStalledAdminQueueRecoversOnReset) {
+  bring_up();
+  dev_.stall_admin_st();
+  drv_.post(make_cmd(VRNIC_AQ_OP_NOP));
+  drv_.ring();
+  EXPECT_FALSE(drv_.poll_cqe().has_value());
+  const uint32_t hb = drv_.reg(VRNIC_REG_HEARTBEAT);
+  dev_.on_heartbeat_st();
+  EXPECT_EQ(drv_.reg(VRNIC_REG_HEARTBEAT), hb + 1);
+  EXPECT_EQ(dev_.state(), VRNIC_STATE_READY);
+  ASSERT_TRUE(drv_.reset());
+  ASSERT_EQ(drv_.enable(), VRNIC_STATE_READY);
+  EXPECT_EQ(drv_.exec_status(make_cmd(VRNIC_AQ_OP_NOP)), VRNIC_AQ_STATUS_OK);
+}
+
 TEST_F(DeviceTest, ShutdownIsReported) {
   bring_up();
   irq_.raised.clear();

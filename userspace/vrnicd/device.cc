@@ -82,6 +82,7 @@ void Device::reset_st() {
     e.reset();
   }
   port_.reset();
+  admin_stalled_ = false;
   for (uint32_t off = VRNIC_REG_AQ_SQ_BASE_LO; off <= VRNIC_REG_AEQ_OVERFLOW; off += 4) {
     bar_.set_reg(off, 0);
   }
@@ -159,7 +160,9 @@ void Device::on_ctrl_doorbell_st() {
         reset_st();
         break;
       }
-      process_admin_st();
+      if (!admin_stalled_) {
+        process_admin_st();
+      }
       if (state_ == VRNIC_STATE_READY) {
         check_eq_arms_st();
       }
@@ -167,6 +170,11 @@ void Device::on_ctrl_doorbell_st() {
     default:
       break;
   }
+}
+
+void Device::stall_admin_st() {
+  LOG_WARN("fault injection: the admin queue stalls until the next reset");
+  admin_stalled_ = true;
 }
 
 void Device::on_heartbeat_st() { bar_.set_reg(VRNIC_REG_HEARTBEAT, ++heartbeat_); }

@@ -61,6 +61,9 @@ class Device final : public EngineHost {
   void shutdown_st();
   // Link partner present or not (the "cable").
   void set_cable_st(bool up);
+  // Fault injection (SIGUSR1): stop serving the admin queue, as a hung
+  // command processor would, while the heartbeat goes on.  A reset ends it.
+  void stall_admin_st();
 
   // Execute one admin command (public for tests and fuzzing).
   AqResult execute_st(const vrnic_aq_cmd& cmd);
@@ -118,6 +121,7 @@ class Device final : public EngineHost {
   IrqSink& irq_;
   uint32_t state_ = VRNIC_STATE_RESET;
   uint32_t heartbeat_ = 0;
+  bool admin_stalled_ = false;
   AdminQueue aq_;
   std::unique_ptr<EventQueue> aeq_;
   std::vector<std::unique_ptr<EventQueue>> eqs_;  // indexed by EQ number

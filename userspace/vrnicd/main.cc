@@ -81,24 +81,31 @@ void run_dispatch(EventLoop& loop, Device& dev, const PollPolicy& p) {
   }
 }
 
-// SIGTERM and SIGINT stop the loop; *signo says which came.
-bool watch_signals(EventLoop& loop, UniqueFd* fd, int* signo) {
+// SIGTERM and SIGINT stop the loop; *signo says which came.  SIGUSR1
+// stalls the admin queue (fault injection for the driver's recovery).
+bool watch_signals(EventLoop& loop, Device& dev, UniqueFd* fd, int* signo) {
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGUSR1);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   fd->reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!*fd) {
     LOG_ERR("signalfd: %s", std::strerror(errno));
     return false;
   }
-  loop.add(fd->get(), EPOLLIN, [&loop, fd, signo](uint32_t) {
+  loop.add(fd->get(), EPOLLIN, [&loop, &dev, fd, signo](uint32_t) {
     signalfd_siginfo si{};
-    if (::read(fd->get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-      *signo = static_cast<int>(si.ssi_signo);
-      loop.stop();
+    if (::read(fd->get(), &si, sizeof(si)) != static_cast<ssize_t>(sizeof(si))) {
+      return;
     }
+    if (si.ssi_signo == SIGUSR1) {
+      dev.stall_admin_st();
+      return;
+    }
+    *signo = static_cast<int>(si.ssi_signo);
+    loop.stop();
   });
   return true;
 }
@@ -147,7 +154,7 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop) 
       [&dev](bool up) { dev->set_cable_st(up); });
   UniqueFd sfd;
   int signo = 0;
-  if (!start_port(o, *dev, port) || !watch_signals(loop, &sfd, &signo)) {
+  if (!start_port(o, *dev, port) || !watch_signals(loop, *dev, &sfd, &signo)) {
     return 1;
   }
   loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev->on_heartbeat_st(); });

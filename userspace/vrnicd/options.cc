@@ -255,7 +255,9 @@ void usage(std::FILE* out) {
       "      --tag NAME            name used in log lines (default vrnicd)\n"
       "  -h, --help                show this help\n"
       "\n"
-      "SIGTERM or SIGINT: tell the driver the device is gone, then exit.\n",
+      "SIGTERM or SIGINT: tell the driver the device is gone, then exit.\n"
+      "SIGUSR1: stop serving the admin queue until the next reset (fault\n"
+      "injection: a hung command processor).\n",
       out);
 }
 
