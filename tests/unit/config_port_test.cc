@@ -70,6 +70,8 @@ TEST(Options, EveryOptionTakesItsArgument) {
                    "52:54:00:00:00:07",
                    "--wire-connect",
                    "/w",
+                   "--nic-connect",
+                   "/n",
                    "--drop",
                    "0.05",
                    "--corrupt",
@@ -96,6 +98,7 @@ TEST(Options, EveryOptionTakesItsArgument) {
   EXPECT_EQ(o.guest_mem_size, uint64_t{2} << 30);
   EXPECT_EQ(o.dev.mac[5], 7);
   EXPECT_EQ(o.port.wire_connect, "/w");
+  EXPECT_EQ(o.port.nic_connect, "/n");
   EXPECT_DOUBLE_EQ(o.port.faults.drop, 0.05);
   EXPECT_DOUBLE_EQ(o.port.faults.corrupt, 1.0);
   EXPECT_EQ(o.port.faults.seed, 9U);
@@ -116,7 +119,9 @@ TEST(Options, BadArgumentsExitWithStatus2) {
            {"-s", "/s", "-m", "/m", "--limit", "max_eq=1"},         // too few EQs
            {"-s", "/s", "-m", "/m", "--doze-tick-us", "0"},
            {"-s", "/s", "-m", "/m", "--no-such-option"},
-           {"-s", "/s", "-m", "/m", "stray"}}) {
+           {"-s", "/s", "-m", "/m", "stray"},
+           {"-s", "/s", "-m", "/m", "--nic-socket", "/a", "--nic-connect", "/b"},
+           {"-s", "/s", "-m", "/m", "--wire-listen", "/a", "--wire-connect", "/b"}}) {
     vrnicd::Options o;
     EXPECT_EQ(parse(bad, &o), 3) << bad.back();  // exit status 2
   }

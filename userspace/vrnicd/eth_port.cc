@@ -190,10 +190,12 @@ bool EthPort::start(const Options& o, std::string* err) {
   if (o.faults.any()) {
     faults_ = std::make_unique<FaultInjector>(o.faults);
   }
-  if (!o.nic_socket.empty()) {
+  if (!o.nic_socket.empty() || !o.nic_connect.empty()) {
     nic_ = std::make_unique<StreamLink>(loop_, "nic",
                                         [this](std::span<const std::byte> f) { nic_rx(f); });
-    if (!nic_->listen(o.nic_socket, err)) {
+    const bool ok = o.nic_socket.empty() ? nic_->connect(o.nic_connect, 100, err)
+                                         : nic_->listen(o.nic_socket, err);
+    if (!ok) {
       *err = "NIC link: " + *err;
       return false;
     }

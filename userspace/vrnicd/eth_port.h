@@ -99,6 +99,7 @@ class EthPort {
  public:
   struct Options {
     std::string nic_socket;    // listen for the guest NIC
+    std::string nic_connect;   // or: connect to it, again whenever lost
     std::string wire_listen;   // or: listen for the link partner
     std::string wire_connect;  // or: connect to it
     std::string pcap;

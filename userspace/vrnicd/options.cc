@@ -100,7 +100,7 @@ bool u32_in(std::string_view arg, uint32_t lo, uint32_t hi, uint32_t* out) {
 }
 
 // clang-format off
-constexpr std::array<Spec, 24> kSpecs = {{
+constexpr std::array<Spec, 25> kSpecs = {{
     {"socket", 's', true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->socket_path, a); }},
     {"guest-mem", 'm', true, "a path",
@@ -118,6 +118,8 @@ constexpr std::array<Spec, 24> kSpecs = {{
      }},
     {"nic-socket", 0, true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->port.nic_socket, a); }},
+    {"nic-connect", 0, true, "a path",
+     [](std::string_view a, Options* o) { return set_string(&o->port.nic_connect, a); }},
     {"wire-listen", 0, true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->port.wire_listen, a); }},
     {"wire-connect", 0, true, "a path",
@@ -200,6 +202,14 @@ bool options_consistent(const Options& o) {
     std::fprintf(stderr, "vrnicd: --socket and --guest-mem are required (see --help)\n");
     return false;
   }
+  if (!o.port.nic_socket.empty() && !o.port.nic_connect.empty()) {
+    std::fprintf(stderr, "vrnicd: give --nic-socket or --nic-connect, not both\n");
+    return false;
+  }
+  if (!o.port.wire_listen.empty() && !o.port.wire_connect.empty()) {
+    std::fprintf(stderr, "vrnicd: give --wire-listen or --wire-connect, not both\n");
+    return false;
+  }
   if (o.dev.limits.max_eq < 2 || o.dev.limits.max_eq > 1024) {
     std::fprintf(stderr, "vrnicd: max_eq must be 2..1024\n");
     return false;
@@ -227,6 +237,9 @@ void usage(std::FILE* out) {
       "                            give the guest's NIC the same MAC\n"
       "      --nic-socket PATH     listen for the guest NIC (QEMU: -netdev\n"
       "                            stream,addr.type=unix,addr.path=PATH,server=off)\n"
+      "      --nic-connect PATH    or connect to the guest NIC's socket (QEMU: server=on),\n"
+      "                            and reconnect whenever it is lost: a new vrnicd\n"
+      "                            finds the NIC again\n"
       "      --wire-listen PATH    Ethernet port: listen on PATH for the link partner\n"
       "                            (another vrnicd, or QEMU -netdev stream,server=off)\n"
       "      --wire-connect PATH   Ethernet port: connect to the partner listening on\n"
