@@ -210,6 +210,7 @@ struct vrnic_dev {
 	/* The paired netdev; protected by RTNL. */
 	struct net_device *netdev;
 	bool netdev_rescan;
+	bool port_stopping;		/* the notifier is going away */
 	struct notifier_block netdev_nb;
 	struct work_struct port_work;
 

@@ -82,6 +82,10 @@ static int vrnic_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct vrnic_dev *dev = container_of(nb, struct vrnic_dev, netdev_nb);
 
+	/* Unregistering the notifier replays UNREGISTER for every netdev. */
+	if (READ_ONCE(dev->port_stopping))
+		return NOTIFY_DONE;
+
 	switch (event) {
 	case NETDEV_REGISTER:
 		if (dev->netdev || !vrnic_is_our_netdev(dev, ndev))
@@ -160,6 +164,7 @@ int vrnic_port_init(struct vrnic_dev *dev)
 /* Unregistering the notifier replays NETDEV_UNREGISTER, which unpairs. */
 void vrnic_port_uninit(struct vrnic_dev *dev)
 {
+	WRITE_ONCE(dev->port_stopping, true);
 	unregister_netdevice_notifier(&dev->netdev_nb);
 	cancel_work_sync(&dev->port_work);
 }
