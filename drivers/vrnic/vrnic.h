@@ -36,6 +36,8 @@
 /* Watchdog: checks without heartbeat progress before declaring death. */
 #define VRNIC_WATCHDOG_MS		1000
 #define VRNIC_WATCHDOG_MISSES		5
+/* Recovery: the longest wait between two resets of a dead device. */
+#define VRNIC_RECOVER_MAX_DELAY_MS	10000
 
 struct vrnic_dev;
 
@@ -185,6 +187,8 @@ struct vrnic_create_qp_params {
 enum vrnic_dev_flags {
 	VRNIC_FLAG_FATAL,		/* device dead: fail everything */
 	VRNIC_FLAG_IB_REGISTERED,	/* events may be dispatched */
+	VRNIC_FLAG_QUIESCED,		/* reset confirmed: it holds no memory */
+	VRNIC_FLAG_REMOVING,		/* no more recovery */
 };
 
 struct vrnic_dev {
@@ -222,6 +226,16 @@ struct vrnic_dev {
 	struct delayed_work watchdog;
 	u32 last_heartbeat;
 	u32 heartbeat_misses;
+
+	/* After death: reset the device, then probe it again. */
+	spinlock_t recover_lock;	/* REMOVING against queueing recovery */
+	struct delayed_work recover_work;
+	u32 recover_tries;
+
+	/* Memory the device may still hold (vrnic_reclaim.c). */
+	spinlock_t lent_lock;
+	struct list_head lent;
+	u32 lent_count;
 };
 
 static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
@@ -276,6 +290,27 @@ static inline u32 vrnic_ring_owner(u32 idx, u32 log_depth)
 
 /* vrnic_main.c */
 void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why);
+
+/* vrnic_reclaim.c */
+struct ib_umem;
+typedef void (*vrnic_release_fn)(struct vrnic_dev *dev, void *obj);
+void vrnic_reclaim(struct vrnic_dev *dev, int err, vrnic_release_fn release,
+		   void *obj, size_t len);
+void vrnic_reclaim_qbuf(struct vrnic_dev *dev, struct vrnic_qbuf *qb, int err);
+void vrnic_reclaim_umem(struct vrnic_dev *dev, struct ib_umem *umem, int err);
+void vrnic_reclaim_coherent(struct vrnic_dev *dev, size_t len, void *buf,
+			    dma_addr_t dma, int err);
+void vrnic_dev_quiesced(struct vrnic_dev *dev);
+void vrnic_dev_abandon_lent(struct vrnic_dev *dev);
+
+/*
+ * For vrnic_reclaim_*() after a command that would have lent memory failed:
+ * a live device that refused it holds nothing; a dead one may.
+ */
+static inline int vrnic_lend_failed(struct vrnic_dev *dev, int err)
+{
+	return vrnic_dead(dev) ? err : 0;
+}
 
 /* vrnic_cmdq.c */
 int vrnic_cmdq_init(struct vrnic_dev *dev);

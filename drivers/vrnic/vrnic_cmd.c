@@ -44,7 +44,8 @@ static int vrnic_cmd_with_resp(struct vrnic_dev *dev, union vrnic_aq_cmd *cmd,
 	}
 	if (!err)
 		memcpy(out, buf, len);
-	dma_free_coherent(dmadev, len, buf, dma);
+	/* A device that died on the command may still write the buffer. */
+	vrnic_reclaim_coherent(dev, len, buf, dma, vrnic_lend_failed(dev, err));
 	return err;
 }
 
@@ -372,7 +373,8 @@ int vrnic_cmd_modify_qp(struct vrnic_dev *dev, u32 qpn, u32 mask,
 	cmd.modify_qp.attr.addr = cpu_to_le64(dma);
 	cmd.modify_qp.attr.len = cpu_to_le32(sizeof(*buf));
 	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
-	dma_free_coherent(dmadev, sizeof(*buf), buf, dma);
+	vrnic_reclaim_coherent(dev, sizeof(*buf), buf, dma,
+			       vrnic_lend_failed(dev, err));
 	return err;
 }
 

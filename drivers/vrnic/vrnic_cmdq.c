@@ -97,19 +97,22 @@ err_free_ctx:
 	return -ENOMEM;
 }
 
-/* Called with the device reset: it no longer touches the rings. */
+/*
+ * With vector 0 freed.  Only a reset takes the rings back: they are freed
+ * once one is confirmed.
+ */
 void vrnic_cmdq_destroy(struct vrnic_dev *dev)
 {
 	struct vrnic_cmdq *cmdq = &dev->cmdq;
-	struct device *dmadev = &dev->pdev->dev;
 	u32 depth = 1U << cmdq->log_depth;
 
 	cmdq->running = false;
-	dma_free_coherent(dmadev, depth * sizeof(*cmdq->cq), cmdq->cq,
-			  cmdq->cq_dma);
-	dma_free_coherent(dmadev, depth * sizeof(*cmdq->sq), cmdq->sq,
-			  cmdq->sq_dma);
+	vrnic_reclaim_coherent(dev, depth * sizeof(*cmdq->cq), cmdq->cq,
+			       cmdq->cq_dma, -EBUSY);
+	vrnic_reclaim_coherent(dev, depth * sizeof(*cmdq->sq), cmdq->sq,
+			       cmdq->sq_dma, -EBUSY);
 	kfree(cmdq->ctx);
+	cmdq->ctx = NULL;
 }
 
 /* Consume admin completions; called from the vector 0 handler and when a

@@ -85,9 +85,9 @@ err_remove:
 err_erase:
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
 err_destroy:
-	vrnic_cmd_destroy_cq(dev, cq->cqn);
+	vrnic_reclaim_qbuf(dev, &cq->qb, vrnic_cmd_destroy_cq(dev, cq->cqn));
 err_free:
-	vrnic_qbuf_free(dev, &cq->qb);
+	vrnic_reclaim_qbuf(dev, &cq->qb, vrnic_lend_failed(dev, err));
 err_mutex:
 	mutex_destroy(&cq->resize_lock);
 	return err;
@@ -106,7 +106,7 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* No event handler may still be looking at it. */
 	vrnic_eq_sync(dev, cq->eqn);
 	rdma_user_mmap_entry_remove(cq->mmap_entry);
-	vrnic_qbuf_free(dev, &cq->qb);
+	vrnic_reclaim_qbuf(dev, &cq->qb, err);
 	mutex_destroy(&cq->resize_lock);
 	return 0;
 }
@@ -145,6 +145,7 @@ static int vrnic_resize_cq_locked(struct ib_cq *ibcq, int entries,
 	if (err)
 		goto err_remove;
 
+	/* The device moved to the new ring: the old one is back. */
 	rdma_user_mmap_entry_remove(cq->mmap_entry);
 	vrnic_qbuf_free(dev, &cq->qb);
 	cq->qb = qb;
@@ -156,7 +157,7 @@ static int vrnic_resize_cq_locked(struct ib_cq *ibcq, int entries,
 err_remove:
 	rdma_user_mmap_entry_remove(entry);
 err_free:
-	vrnic_qbuf_free(dev, &qb);
+	vrnic_reclaim_qbuf(dev, &qb, vrnic_lend_failed(dev, err));
 	return err;
 }
 

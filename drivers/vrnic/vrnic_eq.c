@@ -55,16 +55,13 @@ static int vrnic_eq_alloc(struct vrnic_dev *dev, struct vrnic_eq *eq,
 	return 0;
 }
 
-static void vrnic_eq_free(struct vrnic_dev *dev, struct vrnic_eq *eq)
+/* @err: how the device gave the EQ back (see vrnic_reclaim()). */
+static void vrnic_eq_free(struct vrnic_dev *dev, struct vrnic_eq *eq, int err)
 {
-	struct device *dmadev = &dev->pdev->dev;
-
-	if (eq->dbrec)
-		dma_free_coherent(dmadev, sizeof(*eq->dbrec), eq->dbrec,
-				  eq->dbrec_dma);
-	if (eq->ring)
-		dma_free_coherent(dmadev, sizeof(*eq->ring) << eq->log_depth,
-				  eq->ring, eq->ring_dma);
+	vrnic_reclaim_coherent(dev, sizeof(*eq->dbrec), eq->dbrec,
+			       eq->dbrec_dma, err);
+	vrnic_reclaim_coherent(dev, sizeof(*eq->ring) << eq->log_depth,
+			       eq->ring, eq->ring_dma, err);
 	eq->dbrec = NULL;
 	eq->ring = NULL;
 }
@@ -89,10 +86,10 @@ int vrnic_aeq_init(struct vrnic_dev *dev)
 	return 0;
 }
 
-/* Called with the device reset. */
+/* Only a reset takes the AEQ back: freed once one is confirmed. */
 void vrnic_aeq_destroy(struct vrnic_dev *dev)
 {
-	vrnic_eq_free(dev, &dev->aeq);
+	vrnic_eq_free(dev, &dev->aeq, -EBUSY);
 }
 
 static void vrnic_aeq_handle(struct vrnic_dev *dev, struct vrnic_eqe *eqe)
@@ -307,9 +304,11 @@ static int vrnic_eq_test_irq(struct vrnic_dev *dev, struct vrnic_eq *eq)
 
 static void vrnic_ceq_teardown(struct vrnic_dev *dev, struct vrnic_eq *eq)
 {
+	int err = 0;
+
 	if (eq->created) {
-		/* A dead device has forgotten it anyway. */
-		if (vrnic_cmd_destroy_eq(dev, eq->eqn) && !vrnic_dead(dev))
+		err = vrnic_cmd_destroy_eq(dev, eq->eqn);
+		if (err && !vrnic_dead(dev))
 			ibdev_warn(&dev->ibdev, "DESTROY_EQ %u failed\n",
 				   eq->eqn);
 		eq->created = false;
@@ -318,7 +317,8 @@ static void vrnic_ceq_teardown(struct vrnic_dev *dev, struct vrnic_eq *eq)
 		free_irq(eq->irq, eq);
 		eq->irq_requested = false;
 	}
-	vrnic_eq_free(dev, eq);
+	/* Not given back: kept until the device confirms a reset. */
+	vrnic_eq_free(dev, eq, err);
 }
 
 static int vrnic_ceq_setup(struct vrnic_dev *dev, struct vrnic_eq *eq, u32 idx)
@@ -338,8 +338,11 @@ static int vrnic_ceq_setup(struct vrnic_dev *dev, struct vrnic_eq *eq, u32 idx)
 	eq->irq_requested = true;
 
 	err = vrnic_cmd_create_eq(dev, eq);
-	if (err)
+	if (err) {
+		/* A device that died on CREATE_EQ may hold the ring. */
+		eq->created = vrnic_dead(dev);
 		goto err_free;
+	}
 	eq->created = true;
 
 	/* Armed from the start. */

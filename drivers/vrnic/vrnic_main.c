@@ -26,6 +26,25 @@ static const struct pci_device_id vrnic_pci_tbl[] = {
 };
 MODULE_DEVICE_TABLE(pci, vrnic_pci_tbl);
 
+/*
+ * No completion will come from a dead device: run every CQ's completion
+ * handler once, as mlx5 does on an internal error, so that a consumer
+ * asleep in ibv_get_cq_event() (or a ULP waiting on its CQ) wakes up, polls
+ * and finds out.  The xarray lock keeps destroy_cq from freeing a CQ under
+ * its handler.
+ */
+static void vrnic_wake_cqs(struct vrnic_dev *dev)
+{
+	unsigned long flags, num;
+	struct vrnic_cq *cq;
+
+	xa_lock_irqsave(&dev->cq_xa, flags);
+	xa_for_each(&dev->cq_xa, num, cq)
+		if (cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	xa_unlock_irqrestore(&dev->cq_xa, flags);
+}
+
 /**
  * vrnic_dev_fatal - the device is dead; stop using it
  * @dev: the device
@@ -37,6 +56,7 @@ MODULE_DEVICE_TABLE(pci, vrnic_pci_tbl);
 void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why)
 {
 	struct ib_event ev = {};
+	unsigned long flags;
 
 	if (test_and_set_bit(VRNIC_FLAG_FATAL, &dev->flags))
 		return;
@@ -49,6 +69,63 @@ void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why)
 		ev.element.port_num = 1;
 		ev.event = IB_EVENT_DEVICE_FATAL;
 		ib_dispatch_event(&ev);
+		vrnic_wake_cqs(dev);
+		/*
+		 * Get it back: reset it, then probe it again (vrnic_recover()).
+		 * A device that dies while being probed fails the probe instead.
+		 */
+		spin_lock_irqsave(&dev->recover_lock, flags);
+		if (!test_bit(VRNIC_FLAG_REMOVING, &dev->flags))
+			queue_delayed_work(system_long_wq, &dev->recover_work, 0);
+		spin_unlock_irqrestore(&dev->recover_lock, flags);
+	}
+}
+
+/*
+ * Probing a device again after it recovered, from the module's own
+ * workqueue: the probe replaces the vrnic_dev, so the work cannot be
+ * the device's.
+ */
+static struct workqueue_struct *vrnic_wq;
+static DEFINE_SPINLOCK(vrnic_wq_lock);
+static bool vrnic_unloading;	/* protected by vrnic_wq_lock */
+
+struct vrnic_reprobe {
+	struct work_struct work;
+	struct pci_dev *pdev;
+};
+
+static void vrnic_reprobe(struct work_struct *work)
+{
+	struct vrnic_reprobe *r = container_of(work, struct vrnic_reprobe, work);
+	int err;
+
+	/* Unbinds (vrnic_remove()) and probes again, under the device lock. */
+	err = device_reprobe(&r->pdev->dev);
+	if (err)
+		dev_err(&r->pdev->dev, "probing the device again failed: %d\n", err);
+	pci_dev_put(r->pdev);
+	kfree(r);
+}
+
+static void vrnic_schedule_reprobe(struct pci_dev *pdev)
+{
+	struct vrnic_reprobe *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	/* Out of memory: the device stays dead; rebinding it recovers. */
+	if (!r)
+		return;
+	INIT_WORK(&r->work, vrnic_reprobe);
+	r->pdev = pci_dev_get(pdev);
+	spin_lock(&vrnic_wq_lock);
+	if (!vrnic_unloading) {
+		queue_work(vrnic_wq, &r->work);
+		r = NULL;
+	}
+	spin_unlock(&vrnic_wq_lock);
+	if (r) {
+		pci_dev_put(r->pdev);
+		kfree(r);
 	}
 }
 
@@ -94,19 +171,82 @@ static int vrnic_wait_reg(struct vrnic_dev *dev, u32 off, u32 mask, u32 val,
 }
 
 /* Reset the device: it drops every object and stops all DMA. */
-static int vrnic_dev_reset(struct vrnic_dev *dev)
+static int vrnic_dev_reset_quiet(struct vrnic_dev *dev)
 {
-	int err;
-
 	vrnic_reg_write(dev, VRNIC_REG_CTRL, VRNIC_CTRL_RESET);
 	vrnic_ring_db(dev, VRNIC_DB_CHANNEL_CTRL);
-	err = vrnic_wait_reg(dev, VRNIC_REG_CTRL, VRNIC_CTRL_RESET, 0,
-			     VRNIC_RESET_TIMEOUT_MS);
+	return vrnic_wait_reg(dev, VRNIC_REG_CTRL, VRNIC_CTRL_RESET, 0,
+			      VRNIC_RESET_TIMEOUT_MS);
+}
+
+static int vrnic_dev_reset(struct vrnic_dev *dev)
+{
+	int err = vrnic_dev_reset_quiet(dev);
+
 	if (err)
 		dev_err(&dev->pdev->dev,
 			"device did not complete reset within %u ms; is vrnicd running?\n",
 			VRNIC_RESET_TIMEOUT_MS);
 	return err;
+}
+
+/*
+ * The device is dead: reset it, and once it confirms, free what it held
+ * and probe it again.  A device that does not answer is asked again, less
+ * and less often: it may only be stalled.
+ */
+static void vrnic_recover(struct work_struct *work)
+{
+	struct vrnic_dev *dev = container_of(to_delayed_work(work),
+					     struct vrnic_dev, recover_work);
+	unsigned long delay_ms;
+
+	if (!vrnic_dev_reset_quiet(dev)) {
+		dev_info(&dev->pdev->dev, "device reset; probing it again\n");
+		vrnic_dev_quiesced(dev);
+		vrnic_schedule_reprobe(dev->pdev);
+		return;
+	}
+	if (!dev->recover_tries++)
+		dev_warn(&dev->pdev->dev,
+			 "the dead device does not confirm a reset; asking again until it does\n");
+	delay_ms = min_t(unsigned long,
+			 VRNIC_WATCHDOG_MS << min(dev->recover_tries, 4U),
+			 VRNIC_RECOVER_MAX_DELAY_MS);
+	queue_delayed_work(system_long_wq, &dev->recover_work,
+			   msecs_to_jiffies(delay_ms));
+}
+
+/* No recovery from now on: the device is going away. */
+static void vrnic_stop_recovery(struct vrnic_dev *dev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->recover_lock, flags);
+	set_bit(VRNIC_FLAG_REMOVING, &dev->flags);
+	spin_unlock_irqrestore(&dev->recover_lock, flags);
+	cancel_delayed_work_sync(&dev->recover_work);
+}
+
+/*
+ * Take back everything the device was lent: reset it (a device that shut
+ * down holds nothing) and free the rings.  Without a confirmed reset the
+ * memory is kept, and the log says so.
+ */
+static void vrnic_hw_teardown(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	WRITE_ONCE(dev->cmdq.running, false);
+	vrnic_stop_recovery(dev);
+	if (vrnic_reg_read(dev, VRNIC_REG_STATE) == VRNIC_STATE_GONE ||
+	    !vrnic_dev_reset(dev))
+		vrnic_dev_quiesced(dev);
+	/* No handler may look at the rings while they go. */
+	free_irq(pci_irq_vector(pdev, 0), dev);
+	vrnic_aeq_destroy(dev);
+	vrnic_cmdq_destroy(dev);
+	vrnic_dev_abandon_lent(dev);
 }
 
 static int vrnic_dev_enable(struct vrnic_dev *dev)
@@ -272,23 +412,23 @@ static int vrnic_probe_dev(struct vrnic_dev *dev)
 		goto err_free_irq;
 	err = vrnic_aeq_init(dev);
 	if (err)
-		goto err_cmdq;
+		goto err_teardown;
 	err = vrnic_dev_enable(dev);
 	if (err)
-		goto err_aeq;
+		goto err_teardown;
 	dev->cmdq.running = true;
 
 	err = vrnic_cmd_query_device(dev, &dev->attrs);
 	if (err)
-		goto err_reset;
+		goto err_teardown;
 	err = vrnic_cmd_query_port(dev, &dev->port);
 	if (err)
-		goto err_reset;
+		goto err_teardown;
 	dev->port_state = dev->port.state;
 
 	err = vrnic_ceqs_init(dev);
 	if (err)
-		goto err_reset;
+		goto err_teardown;
 
 	dev->last_heartbeat = vrnic_reg_read(dev, VRNIC_REG_HEARTBEAT);
 	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
@@ -296,13 +436,9 @@ static int vrnic_probe_dev(struct vrnic_dev *dev)
 			   msecs_to_jiffies(VRNIC_WATCHDOG_MS));
 	return 0;
 
-err_reset:
-	dev->cmdq.running = false;
-	vrnic_dev_reset(dev);
-err_aeq:
-	vrnic_aeq_destroy(dev);
-err_cmdq:
-	vrnic_cmdq_destroy(dev);
+err_teardown:
+	vrnic_hw_teardown(dev);
+	goto err_free_vectors;
 err_free_irq:
 	free_irq(pci_irq_vector(pdev, 0), dev);
 err_free_vectors:
@@ -320,16 +456,7 @@ static void vrnic_remove_dev(struct vrnic_dev *dev)
 
 	cancel_delayed_work_sync(&dev->watchdog);
 	vrnic_ceqs_destroy(dev);
-	WRITE_ONCE(dev->cmdq.running, false);
-	/*
-	 * After reset the device no longer touches our rings.  A device that
-	 * has shut down cannot reset, and cannot touch them either.
-	 */
-	if (vrnic_reg_read(dev, VRNIC_REG_STATE) != VRNIC_STATE_GONE)
-		vrnic_dev_reset(dev);
-	free_irq(pci_irq_vector(pdev, 0), dev);
-	vrnic_aeq_destroy(dev);
-	vrnic_cmdq_destroy(dev);
+	vrnic_hw_teardown(dev);
 	pci_free_irq_vectors(pdev);
 	pci_clear_master(pdev);
 	vrnic_unmap_bars(dev);
@@ -452,6 +579,10 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
+	spin_lock_init(&dev->recover_lock);
+	INIT_DELAYED_WORK(&dev->recover_work, vrnic_recover);
+	spin_lock_init(&dev->lent_lock);
+	INIT_LIST_HEAD(&dev->lent);
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
@@ -490,6 +621,8 @@ static void vrnic_remove(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev = pci_get_drvdata(pdev);
 
+	/* Going away: no reset and reprobe behind our back. */
+	vrnic_stop_recovery(dev);
 	vrnic_ib_unregister(dev);
 	vrnic_remove_dev(dev);
 	xa_destroy(&dev->srq_xa);
@@ -506,4 +639,29 @@ static struct pci_driver vrnic_pci_driver = {
 	.remove = vrnic_remove,
 };
 
-module_pci_driver(vrnic_pci_driver);
+static int __init vrnic_init(void)
+{
+	int err;
+
+	vrnic_wq = alloc_ordered_workqueue("vrnic", 0);
+	if (!vrnic_wq)
+		return -ENOMEM;
+	err = pci_register_driver(&vrnic_pci_driver);
+	if (err)
+		destroy_workqueue(vrnic_wq);
+	return err;
+}
+
+static void __exit vrnic_exit(void)
+{
+	/* A reprobe under way finishes first; no new one starts. */
+	spin_lock(&vrnic_wq_lock);
+	vrnic_unloading = true;
+	spin_unlock(&vrnic_wq_lock);
+	flush_workqueue(vrnic_wq);
+	pci_unregister_driver(&vrnic_pci_driver);
+	destroy_workqueue(vrnic_wq);
+}
+
+module_init(vrnic_init);
+module_exit(vrnic_exit);

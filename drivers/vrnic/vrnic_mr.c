@@ -39,6 +39,11 @@ static void vrnic_pbl_free(struct vrnic_dev *dev, struct vrnic_pbl *pbl)
 		dma_free_coherent(dmadev, pbl->dir_bytes, pbl->dir, pbl->dir_dma);
 }
 
+static void vrnic_release_pbl(struct vrnic_dev *dev, void *obj)
+{
+	vrnic_pbl_free(dev, obj);
+}
+
 static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
 			   unsigned long pgsz, u32 npages, struct vrnic_pbl *pbl)
 {
@@ -164,9 +169,14 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	p.access = vrnic_access(access);
 	p.page_shift = __ffs(pgsz);
 	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
-	vrnic_pbl_free(dev, &pbl);
-	if (err)
-		goto err_release;
+	/* The device copies the list at REG_MR, unless it died on it. */
+	vrnic_reclaim(dev, vrnic_lend_failed(dev, err), vrnic_release_pbl,
+		      &pbl, sizeof(pbl));
+	if (err) {
+		/* A device that died on REG_MR may have registered the pages. */
+		vrnic_reclaim_umem(dev, mr->umem, vrnic_lend_failed(dev, err));
+		goto err_free;
+	}
 
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
@@ -212,11 +222,15 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct vrnic_mr *mr = to_vmr(ibmr);
 	int err;
 
-	/* Once this completes the device no longer touches the pages. */
+	/*
+	 * Once this completes the device no longer touches the pages; if it
+	 * died first, they stay pinned until it confirms a reset.
+	 */
 	err = vrnic_cmd_dereg_mr(dev, mr->key);
 	if (err && !vrnic_dead(dev))
 		return err;
-	ib_umem_release(mr->umem);
+	if (mr->umem)
+		vrnic_reclaim_umem(dev, mr->umem, err);
 	kfree(mr);
 	return 0;
 }

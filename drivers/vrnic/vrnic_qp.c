@@ -189,9 +189,9 @@ err_remove:
 err_erase:
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 err_destroy:
-	vrnic_cmd_destroy_qp(dev, qp->qpn);
+	vrnic_reclaim_qbuf(dev, &qp->qb, vrnic_cmd_destroy_qp(dev, qp->qpn));
 err_free:
-	vrnic_qbuf_free(dev, &qp->qb);
+	vrnic_reclaim_qbuf(dev, &qp->qb, vrnic_lend_failed(dev, err));
 	return err;
 }
 
@@ -371,7 +371,7 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 	vrnic_eq_sync(dev, 0);	/* no async event handler still has it */
 	rdma_user_mmap_entry_remove(qp->mmap_entry);
-	vrnic_qbuf_free(dev, &qp->qb);
+	vrnic_reclaim_qbuf(dev, &qp->qb, err);
 	return 0;
 }
 
@@ -463,9 +463,9 @@ err_remove:
 err_erase:
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
 err_destroy:
-	vrnic_cmd_destroy_srq(dev, srq->srqn);
+	vrnic_reclaim_qbuf(dev, &srq->qb, vrnic_cmd_destroy_srq(dev, srq->srqn));
 err_free:
-	vrnic_qbuf_free(dev, &srq->qb);
+	vrnic_reclaim_qbuf(dev, &srq->qb, vrnic_lend_failed(dev, err));
 	return err;
 }
 
@@ -511,6 +511,6 @@ int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
 	vrnic_eq_sync(dev, 0);
 	rdma_user_mmap_entry_remove(srq->mmap_entry);
-	vrnic_qbuf_free(dev, &srq->qb);
+	vrnic_reclaim_qbuf(dev, &srq->qb, err);
 	return 0;
 }
