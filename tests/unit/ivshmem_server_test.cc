@@ -13,6 +13,7 @@
 #include "event_loop.h"
 #include "ivshmem_client.h"
 #include "ivshmem_server.h"
+#include "keeper.h"
 #include "vrnic-hw.h"
 
 namespace {
@@ -135,6 +136,62 @@ TEST_F(IvshmemServerTest, ReconnectGetsFreshEventfds) {
   }
   EXPECT_EQ(connects_, 2);
   EXPECT_EQ(disconnects_, 2);
+}
+
+// vrnicd dies, a new one starts: the keeper, forked when QEMU connected,
+// hands the new server the same BAR2, connection and eventfds, and to the
+// client nothing has changed.  When the client goes, so does the keeper.
+TEST_F(IvshmemServerTest, AKeeperHandsTheDeviceToTheNextServer) {
+  const int s = vrnic_test::ivshmem_connect(path_);
+  ASSERT_GE(s, 0);
+  pump();
+  IvshmemSetup setup;
+  ASSERT_TRUE(vrnic_test::ivshmem_setup(s, kChannels, kVectors, &setup));
+  bar_->set_reg(VRNIC_REG_MAGIC, VRNIC_MAGIC);
+
+  const std::string kp = vrnicd::keeper_path(path_);
+  std::string err;
+  EXPECT_FALSE(vrnicd::adopt_from_keeper(kp, kChannels, kVectors + 1, &err));
+  EXPECT_NE(err, "");  // a keeper, but not of this device's shape
+  auto kept = vrnicd::adopt_from_keeper(kp, kChannels, kVectors, &err);
+  ASSERT_TRUE(kept) << err;
+  auto bar = vrnicd::Bar2::adopt(std::move(kept->shm), &err);
+  ASSERT_TRUE(bar) << err;
+  EXPECT_EQ(bar->size(), bar_->size());
+  EXPECT_EQ(bar->reg(VRNIC_REG_MAGIC), VRNIC_MAGIC);  // the same memory
+
+  vrnicd::EventLoop loop;
+  std::vector<uint32_t> rung;
+  vrnicd::IvshmemServer next(
+      loop, bar->fd(), kVectors, kChannels,
+      vrnicd::IvshmemServer::Callbacks{
+          .on_connect = [] {},
+          .on_disconnect = [] {},
+          .on_doorbell = [&rung](uint32_t ch, uint64_t /*count*/) { rung.push_back(ch); },
+      });
+  ASSERT_TRUE(next.adopt(std::move(*kept)));
+  EXPECT_TRUE(next.connected());
+  const uint64_t one = 1;
+  ASSERT_EQ(write(setup.doorbell_fds[1], &one, 8), 8);
+  loop.run_once(50);
+  ASSERT_EQ(rung.size(), 1U);
+  EXPECT_EQ(rung[0], 1U);
+  next.raise(2);
+  for (uint32_t v = 0; v < kVectors; ++v) {
+    pollfd p{setup.irq_fds[v], POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 0), v == 2 ? 1 : 0) << v;
+  }
+
+  close(s);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    struct stat st {};
+    gone = stat(kp.c_str(), &st) != 0;
+    usleep(20000);
+  }
+  EXPECT_TRUE(gone) << "the keeper outlived its client";
+  EXPECT_FALSE(vrnicd::adopt_from_keeper(kp, kChannels, kVectors, &err));
+  EXPECT_EQ(err, "");  // no keeper: a device of one's own
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "bar2.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <bit>
 #include <cerrno>
@@ -23,6 +24,25 @@ std::optional<Bar2> Bar2::create(size_t size, std::string* err) {
   }
   if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
     *err = std::string("ftruncate: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  Mapping map = Mapping::map_shared(fd.get(), size);
+  if (!map.valid()) {
+    *err = std::string("mmap: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  return Bar2(std::move(fd), std::move(map));
+}
+
+std::optional<Bar2> Bar2::adopt(UniqueFd fd, std::string* err) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    *err = std::string("fstat: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size < VRNIC_BAR2_MIN_SIZE || !std::has_single_bit(size)) {
+    *err = "the kept BAR2 has a bad size";
     return std::nullopt;
   }
   Mapping map = Mapping::map_shared(fd.get(), size);

@@ -22,6 +22,8 @@ class Bar2 {
 
   // A memfd of size bytes (a power of two, at least VRNIC_BAR2_MIN_SIZE).
   static std::optional<Bar2> create(size_t size, std::string* err);
+  // The BAR2 of a device taken over from its keeper: fd is its memfd.
+  static std::optional<Bar2> adopt(UniqueFd fd, std::string* err);
 
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   [[nodiscard]] size_t size() const noexcept { return map_.size(); }

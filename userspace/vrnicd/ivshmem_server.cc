@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "config.h"
+#include "keeper.h"
 #include "log.h"
 
 namespace vrnicd {
@@ -108,6 +109,11 @@ bool IvshmemServer::handshake() {
       return false;
     }
   }
+  return true;
+}
+
+// Serve the doorbells and watch the connection.
+bool IvshmemServer::watch() {
   for (uint32_t ch = 0; ch < doorbells_.size(); ++ch) {
     const int fd = doorbells_[ch].get();
     // QEMU shares these eventfds and may toggle O_NONBLOCK on them; only
@@ -122,6 +128,22 @@ bool IvshmemServer::handshake() {
       return false;
     }
   }
+  return loop_.add(client_.get(), EPOLLIN | EPOLLRDHUP,
+                   [this](uint32_t events) { on_client_event(events); });
+}
+
+bool IvshmemServer::adopt(KeptDevice kept) {
+  if (kept.doorbells.size() != num_channels_ || kept.irqs.size() != num_vectors_) {
+    return false;
+  }
+  client_ = std::move(kept.client);
+  doorbells_ = std::move(kept.doorbells);
+  irqs_ = std::move(kept.irqs);
+  if (!watch()) {
+    drop_client();
+    return false;
+  }
+  LOG_INFO("ivshmem: took over QEMU's connection from the keeper");
   return true;
 }
 
@@ -135,14 +157,24 @@ void IvshmemServer::on_accept() {
     return;
   }
   client_ = std::move(fd);
-  if (!handshake()) {
+  if (!handshake() || !watch()) {
     drop_client();
     return;
   }
   LOG_INFO("ivshmem: client connected (%u vectors, %u doorbell channels)", num_vectors_,
            num_channels_);
-  loop_.add(client_.get(), EPOLLIN | EPOLLRDHUP,
-            [this](uint32_t events) { on_client_event(events); });
+  std::vector<int> doorbells;
+  std::vector<int> irqs;
+  for (const UniqueFd& f : doorbells_) {
+    doorbells.push_back(f.get());
+  }
+  for (const UniqueFd& f : irqs_) {
+    irqs.push_back(f.get());
+  }
+  std::string err;
+  if (!start_keeper(keeper_path(path_), shm_fd_, client_.get(), doorbells, irqs, &err)) {
+    LOG_WARN("ivshmem: no keeper (%s): a new vrnicd could not reach this device", err.c_str());
+  }
   if (cb_.on_connect) {
     cb_.on_connect();
   }

@@ -20,6 +20,7 @@
 #include "event_loop.h"
 #include "fd.h"
 #include "irq.h"
+#include "keeper.h"
 
 namespace vrnicd {
 
@@ -41,6 +42,9 @@ class IvshmemServer final : public IrqSink {
   IvshmemServer& operator=(IvshmemServer&&) = delete;
 
   bool listen(const std::string& path, std::string* err);
+  // Serve a device taken over from its keeper (keeper.h): QEMU is
+  // connected already.  Once QEMU connects afresh, a keeper is started.
+  bool adopt(KeptDevice kept);
 
   void raise(uint32_t vector) noexcept override;
   [[nodiscard]] bool connected() const noexcept { return client_.valid(); }
@@ -51,6 +55,7 @@ class IvshmemServer final : public IrqSink {
   void on_accept();
   void on_client_event(uint32_t events);
   bool handshake();
+  bool watch();
   bool send_msg(int64_t value, int fd);
   void drop_client();
 

@@ -22,6 +22,7 @@
 #include "guest_memory.h"
 #include "info_file.h"
 #include "ivshmem_server.h"
+#include "keeper.h"
 #include "log.h"
 #include "options.h"
 
@@ -124,7 +125,8 @@ bool start_port(const Options& o, Device& dev, EthPort& port) {
 }
 
 // The device, served to QEMU: everything runs on the dispatch loop.
-int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop) {
+int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
+          std::optional<KeptDevice> kept) {
   // The device is created before the server so that the server's callbacks
   // can reach it; the server is its interrupt sink.
   std::unique_ptr<Device> dev;
@@ -143,6 +145,12 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop) 
                        });
   dev = std::make_unique<Device>(o.dev, bar, mem, server);
   dev->init_registers_st();
+  // A device taken over starts from RESET: to the driver, a device that
+  // was reset behind its back, which it resets and probes again.
+  if (kept && !server.adopt(std::move(*kept))) {
+    LOG_ERR("cannot take over the kept device");
+    return 1;
+  }
   std::string err;
   if (!server.listen(o.socket_path, &err)) {
     LOG_ERR("ivshmem server: %s", err.c_str());
@@ -176,7 +184,15 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop) 
 
 int run(const Options& o) {
   std::string err;
-  auto bar = Bar2::create(o.bar_size, &err);
+  // A keeper still holding this socket's device: the guest's device is
+  // ours to take over.
+  std::optional<KeptDevice> kept =
+      adopt_from_keeper(keeper_path(o.socket_path), VRNIC_DB_NUM_CHANNELS, o.dev.num_vectors, &err);
+  if (!kept && !err.empty()) {
+    LOG_ERR("%s", err.c_str());
+    return 1;
+  }
+  auto bar = kept ? Bar2::adopt(std::move(kept->shm), &err) : Bar2::create(o.bar_size, &err);
   if (!bar) {
     LOG_ERR("%s", err.c_str());
     return 1;
@@ -194,7 +210,7 @@ int run(const Options& o) {
   if (::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) != 0) {
     LOG_WARN("cannot reduce the timer slack: %s", std::strerror(errno));
   }
-  return serve(o, *bar, *mem, loop);
+  return serve(o, *bar, *mem, loop, std::move(kept));
 }
 
 }  // namespace

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "keeper.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+
+namespace vrnicd {
+namespace {
+
+// The keeper's one message: this header, with every fd attached
+// (SCM_RIGHTS) in the order shm, client, doorbells, irqs.
+struct Header {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t num_channels;
+  uint32_t num_vectors;
+};
+constexpr uint32_t kMagic = 0x504b5256;  // "VRKP"
+constexpr uint32_t kVersion = 1;
+constexpr size_t kMaxFds = 128;
+
+bool make_addr(const std::string& path, sockaddr_un* addr, std::string* err) {
+  *addr = {};
+  if (path.size() >= sizeof(addr->sun_path)) {
+    *err = path + ": socket path too long";
+    return false;
+  }
+  addr->sun_family = AF_UNIX;
+  std::memcpy(addr->sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+
+// Close every fd but the (sorted) keep list.
+void close_all_but(const std::vector<int>& keep) {
+  unsigned int from = 0;
+  for (const int fd : keep) {
+    if (static_cast<unsigned int>(fd) > from) {
+      ::close_range(from, static_cast<unsigned int>(fd) - 1, 0);
+    }
+    from = static_cast<unsigned int>(fd) + 1;
+  }
+  ::close_range(from, UINT_MAX, 0);
+}
+
+void send_fds(int sock, const Header& h, const std::vector<int>& fds) {
+  Header copy = h;
+  iovec iov{&copy, sizeof(copy)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxFds)> ctrl{};
+  msg.msg_control = ctrl.data();
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  (void)::sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+// The keeper process: hand the fds to whoever asks, until QEMU hangs up.
+// A fork of vrnicd, so only async-signal-safe calls from here on.
+[[noreturn]] void keeper_main(int listen_fd, const char* path, ino_t ino, const Header& h,
+                              const std::vector<int>& fds, const std::vector<int>& keep) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // vrnicd blocks SIGTERM/SIGINT
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+  }
+  close_all_but(keep);
+  ::prctl(PR_SET_NAME, "vrnicd-keeper", 0, 0, 0);
+  const int client = fds.at(1);
+  for (;;) {
+    std::array<pollfd, 2> p = {{{listen_fd, POLLIN, 0}, {client, POLLRDHUP, 0}}};
+    if (::poll(p.data(), p.size(), -1) < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    if ((p[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+      break;  // QEMU is gone, and the device with it
+    }
+    if ((p[0].revents & POLLIN) != 0) {
+      const int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c >= 0) {
+        send_fds(c, h, fds);
+        ::close(c);
+      }
+    }
+  }
+  struct stat st {};
+  if (::stat(path, &st) == 0 && st.st_ino == ino) {
+    ::unlink(path);  // still ours
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
+std::string keeper_path(const std::string& ivshmem_socket) { return ivshmem_socket + ".keeper"; }
+
+bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
+                  const std::vector<int>& irqs, std::string* err) {
+  sockaddr_un addr{};
+  if (!make_addr(path, &addr, err)) {
+    return false;
+  }
+  std::vector<int> fds = {shm, client};
+  fds.insert(fds.end(), doorbells.begin(), doorbells.end());
+  fds.insert(fds.end(), irqs.begin(), irqs.end());
+  if (fds.size() > kMaxFds) {
+    *err = "too many eventfds to keep";
+    return false;
+  }
+  UniqueFd lfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!lfd) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  ::unlink(path.c_str());
+  struct stat st {};
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  if (::bind(lfd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(lfd.get(), 4) != 0 || ::stat(path.c_str(), &st) != 0) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  // Everything the keeper needs is ready before the fork.
+  std::vector<int> keep = fds;
+  keep.push_back(lfd.get());
+  keep.push_back(0);
+  keep.push_back(1);
+  keep.push_back(2);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  const Header h{kMagic, kVersion, static_cast<uint32_t>(doorbells.size()),
+                 static_cast<uint32_t>(irqs.size())};
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    *err = std::string("fork: ") + std::strerror(errno);
+    ::unlink(path.c_str());
+    return false;
+  }
+  if (pid == 0) {
+    // Fork again, so that the keeper is nobody's zombie: it is adopted by
+    // init (or a subreaper) and outlives vrnicd.
+    const pid_t keeper = ::fork();
+    if (keeper == 0) {
+      keeper_main(lfd.get(), path.c_str(), st.st_ino, h, fds, keep);
+    }
+    ::_exit(keeper < 0 ? 1 : 0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *err = "fork of the keeper failed";
+    ::unlink(path.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t num_channels,
+                                            uint32_t num_vectors, std::string* err) {
+  err->clear();
+  sockaddr_un addr{};
+  if (!make_addr(path, &addr, err)) {
+    return std::nullopt;
+  }
+  UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno != ENOENT && errno != ECONNREFUSED) {
+      *err = path + ": " + std::strerror(errno);
+    }
+    return std::nullopt;  // no keeper: a device of our own
+  }
+  const timeval tv{5, 0};
+  ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  Header h{};
+  iovec iov{&h, sizeof(h)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxFds)> ctrl{};
+  msg.msg_control = ctrl.data();
+  msg.msg_controllen = ctrl.size();
+  const ssize_t n = ::recvmsg(sock.get(), &msg, MSG_CMSG_CLOEXEC);
+  std::vector<UniqueFd> fds;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds.emplace_back(fd);
+      }
+    }
+  }
+  if (n != static_cast<ssize_t>(sizeof(h)) || (msg.msg_flags & MSG_CTRUNC) != 0 ||
+      h.magic != kMagic || h.version != kVersion) {
+    *err = path + ": not a vrnicd keeper";
+    return std::nullopt;
+  }
+  if (h.num_channels != num_channels || h.num_vectors != num_vectors ||
+      fds.size() != size_t{2} + num_channels + num_vectors) {
+    *err = path + ": the kept device has " + std::to_string(h.num_vectors) + " vectors and " +
+           std::to_string(h.num_channels) + " channels, not " + std::to_string(num_vectors) +
+           " and " + std::to_string(num_channels);
+    return std::nullopt;
+  }
+  KeptDevice d;
+  d.shm = std::move(fds[0]);
+  d.client = std::move(fds[1]);
+  for (size_t i = 0; i < num_channels; ++i) {
+    d.doorbells.push_back(std::move(fds[2 + i]));
+  }
+  for (size_t i = 0; i < num_vectors; ++i) {
+    d.irqs.push_back(std::move(fds[2 + num_channels + i]));
+  }
+  return d;
+}
+
+}  // namespace vrnicd
