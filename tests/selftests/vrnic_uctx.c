@@ -6,10 +6,13 @@
  *
  *   vrnic_uctx DEVICE          run the checks, print KTAP
  *   vrnic_uctx DEVICE --hold   open a context with a PD, MR, CQ, SRQ and QP,
- *                              print "ready", then print async events until
- *                              the device goes away
+ *                              a thread asleep in ibv_get_cq_event() on the
+ *                              CQ, print "ready", then print async events
+ *                              until the device goes away; prints
+ *                              "cq wait returned" when the sleeper wakes
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,7 @@ static struct ibv_device *find_device(struct ibv_device **list, const char *name
 
 /* Verbs objects a holder keeps alive across the device going away. */
 struct held {
+	struct ibv_comp_channel *channel;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
@@ -85,9 +89,12 @@ static bool hold_objects(struct ibv_context *ctx, struct held *h)
 		return false;
 	h->mr = ibv_reg_mr(h->pd, h->buf, 65536, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE);
-	h->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	h->channel = ibv_create_comp_channel(ctx);
+	if (!h->channel)
+		return false;
+	h->cq = ibv_create_cq(ctx, 64, NULL, h->channel, 0);
 	h->srq = ibv_create_srq(h->pd, &sa);
-	if (!h->mr || !h->cq || !h->srq)
+	if (!h->mr || !h->cq || !h->srq || ibv_req_notify_cq(h->cq, 0))
 		return false;
 	qa.send_cq = h->cq;
 	qa.recv_cq = h->cq;
@@ -114,8 +121,30 @@ static void release_objects(struct held *h)
 		rc[3] = ibv_dereg_mr(h->mr);
 	if (h->pd)
 		rc[4] = ibv_dealloc_pd(h->pd);
+	if (h->channel)
+		ibv_destroy_comp_channel(h->channel);
 	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
 	free(h->buf);
+}
+
+/*
+ * Asleep in ibv_get_cq_event() when the device dies: a verb that blocks
+ * must return then, not hang.  An event taken is acknowledged.
+ */
+static void *cq_sleeper(void *arg)
+{
+	struct held *h = arg;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (!ibv_get_cq_event(h->channel, &cq, &cq_ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		printf("cq wait returned: an event\n");
+	} else {
+		printf("cq wait returned: %s\n", strerror(errno));
+	}
+	fflush(stdout);
+	return NULL;
 }
 
 static int hold(struct ibv_device *dev)
@@ -123,6 +152,7 @@ static int hold(struct ibv_device *dev)
 	struct ibv_context *ctx = ibv_open_device(dev);
 	struct ibv_async_event ev;
 	struct held h = { 0 };
+	pthread_t sleeper;
 
 	if (!ctx) {
 		printf("open failed: %s\n", strerror(errno));
@@ -130,6 +160,10 @@ static int hold(struct ibv_device *dev)
 	}
 	if (!hold_objects(ctx, &h)) {
 		printf("creating verbs objects failed: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pthread_create(&sleeper, NULL, cq_sleeper, &h)) {
+		printf("no thread\n");
 		return 1;
 	}
 	printf("ready\n");
@@ -142,6 +176,8 @@ static int hold(struct ibv_device *dev)
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
 			break;
 	}
+	/* The CQ's event goes before the CQ: wait for the sleeper first. */
+	pthread_join(sleeper, NULL);
 	release_objects(&h);
 	/* Closing a context of a device that is gone must still work. */
 	if (ibv_close_device(ctx)) {

@@ -22,6 +22,8 @@
  *                 (exit 3); server: wait for the client to go, or for
  *                 IBV_EVENT_DEVICE_FATAL (exit 4)
  *
+ * Waiting for completions, either side exits 4 on IBV_EVENT_DEVICE_FATAL.
+ *
  * Prints "verified N bytes: ..." and exits 0 when every byte was right;
  * any error exits non-zero with the reason.
  */
@@ -194,14 +196,40 @@ static void connect_qp(void)
 	xread(&ready, 1);
 }
 
+/*
+ * Now and then while a CQ stays empty: a device that died completes
+ * nothing more, so IBV_EVENT_DEVICE_FATAL ends the run (exit 4) rather
+ * than the completion timeout.
+ */
+static void check_device_fatal(void)
+{
+	struct pollfd pfd = { .fd = R.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	while (poll(&pfd, 1, 0) > 0 && !ibv_get_async_event(R.ctx, &ev)) {
+		enum ibv_event_type type = ev.event_type;
+
+		ibv_ack_async_event(&ev);
+		if (type == IBV_EVENT_DEVICE_FATAL) {
+			printf("device fatal: %s\n", ibv_event_type_str(type));
+			fflush(stdout);
+			exit(4);
+		}
+	}
+}
+
 /* Wait for n completions; all must succeed with the expected opcode. */
 static void wait_wcs(int n, enum ibv_wc_opcode want, struct ibv_wc *last)
 {
 	int64_t deadline = now_us() + (int64_t)WC_TIMEOUT_MS * 1000;
 	struct ibv_wc wc[16];
+	unsigned int idle = 0;
 
 	while (n > 0) {
 		int got = ibv_poll_cq(R.cq, n < 16 ? n : 16, wc);
+
+		if (!got && ++idle % 4096 == 0)
+			check_device_fatal();
 
 		if (got < 0)
 			die("ibv_poll_cq failed");
@@ -307,8 +335,12 @@ static void client(void)
 			fill(R.buf + O.size, len, round, OP_WRITE);
 			post_send(IBV_WR_RDMA_WRITE, O.size, (uint32_t)(len < O.msg ? len : O.msg),
 				  0, 0, 0, round);
+			unsigned int idle = 0;
+
 			do {
 				got = ibv_poll_cq(R.cq, 1, &wc);
+				if (!got && ++idle % 4096 == 0)
+					check_device_fatal();
 			} while (got == 0 && now_us() - start < (int64_t)WC_TIMEOUT_MS * 1000);
 			if (got != 1)
 				die("no completion for %d s", WC_TIMEOUT_MS / 1000);
