@@ -8,7 +8,8 @@
 #   make demo       install what is missing, build, boot a VM and show vrnic
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
-#   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300)
+#   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300, or
+#                   FUZZ_RUNS executions each) and minimise tests/fuzz/corpus
 #   make sanitize   the host unit tests built with ASan and UBSan, and run
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
@@ -21,6 +22,7 @@ BUILD ?= $(CURDIR)/build
 CC_USER ?= clang
 CXX_USER ?= clang++
 FUZZ_SECONDS ?= 300
+FUZZ_RUNS ?= 0
 
 PREFIX ?= /usr/local
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
@@ -62,7 +64,7 @@ lint: all
 	scripts/lint
 
 fuzz: userspace
-	scripts/fuzz $(FUZZ_SECONDS)
+	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
 sanitize:
 	cmake -S . -B $(BUILD)/sanitize -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
