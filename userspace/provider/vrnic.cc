@@ -192,6 +192,12 @@ __attribute__((constructor)) void register_driver() noexcept {
 
 }  // namespace
 
+bool is_vrnic_context(ibv_context* ctx) noexcept {
+  // verbs_device starts with its ibv_device (checked in ibverbs_private.h).
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  return ctx != nullptr && reinterpret_cast<verbs_device*>(ctx->device)->ops == &kDeviceOps;
+}
+
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* /*private_data*/) noexcept {
   return alloc_context_impl(ibdev, cmd_fd);
 }

@@ -179,6 +179,9 @@ inline void ring_engine(const Context* ctx) noexcept {
 bool map_queue(Context* ctx, uint64_t key, size_t size, QueueMap* map) noexcept;
 void unmap_queue(QueueMap* map) noexcept;
 
+// vrnic.cc: whether a context is one of ours (vrnicdv checks).
+bool is_vrnic_context(ibv_context* ctx) noexcept;
+
 // verbs.cc
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* private_data) noexcept;
 void free_context(ibv_context* ibctx) noexcept;
