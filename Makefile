@@ -83,6 +83,8 @@ install: all
 	install -D -m 644 userspace/provider/vrnic.driver \
 		$(DESTDIR)/etc/libibverbs.d/vrnic.driver
 	install -D -m 755 $(BUILD)/userspace/vrnicd/vrnicd $(DESTDIR)$(PREFIX)/bin/vrnicd
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/include/infiniband \
+		userspace/provider/include/vrnicdv.h uapi/vrnic-hw.h
 	install -D -m 644 dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	install -D -m 644 Kbuild $(DESTDIR)$(DKMS_SRC)/Kbuild
 	install -D -m 644 -t $(DESTDIR)$(DKMS_SRC)/drivers/vrnic drivers/vrnic/Kbuild \
