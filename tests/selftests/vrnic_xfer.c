@@ -17,6 +17,10 @@
  *   -m BYTES      message size (default 64K)
  *   -t TIMEOUT    the QP's local ACK timeout exponent (default 14)
  *   -r RETRY      the QP's retry count (default 7)
+ *   -c FILE       server: also register a 64 KiB canary buffer (remote write
+ *                 allowed) in the QP's PD, write "QPN RKEY ADDR" to FILE,
+ *                 and at the end check that nothing wrote it ("canary
+ *                 intact", or exit 5); for the hostile-wire test
  *   -w            client: only RDMA WRITEs, and on a work completion error
  *                 print its status and how long the failing WRITE took
  *                 (exit 3); server: wait for the client to go, or for
@@ -81,6 +85,7 @@ static struct {
 	int retry;
 	bool write_only;
 	const char *server;
+	const char *canary_file;
 } O = {
 	.port = 18515, .total = 8 << 20, .size = 1 << 20, .msg = 64 << 10,
 	.timeout = 14, .retry = 7, .gid_index = -1,
@@ -94,7 +99,42 @@ static struct {
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* [0, size): the peer's target; [size, 2 size): staging */
 	struct conn_info peer;
+	uint8_t *canary;
+	struct ibv_mr *canary_mr;
 } R;
+
+#define CANARY_SIZE	(64 << 10)
+#define CANARY_BYTE	0x5a
+
+/* -c: a buffer nobody should write, and where to find it. */
+static void make_canary(void)
+{
+	FILE *f;
+
+	if (posix_memalign((void **)&R.canary, 4096, CANARY_SIZE))
+		die("out of memory");
+	memset(R.canary, CANARY_BYTE, CANARY_SIZE);
+	R.canary_mr = ibv_reg_mr(R.pd, R.canary, CANARY_SIZE,
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!R.canary_mr)
+		die("cannot register the canary: %s", strerror(errno));
+	f = fopen(O.canary_file, "w");
+	if (!f || fprintf(f, "%u %u %" PRIu64 "\n", R.qp->qp_num, R.canary_mr->rkey,
+			  (uint64_t)(uintptr_t)R.canary) < 0 || fclose(f))
+		die("%s: %s", O.canary_file, strerror(errno));
+}
+
+static void check_canary(void)
+{
+	for (size_t i = 0; i < CANARY_SIZE; i++) {
+		if (R.canary[i] != CANARY_BYTE) {
+			printf("canary overwritten at offset %zu\n", i);
+			fflush(stdout);
+			exit(5);
+		}
+	}
+	printf("canary intact\n");
+}
 
 static uint64_t parse_size(const char *s)
 {
@@ -509,7 +549,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	pu_prog = "vrnic_xfer";
-	while ((opt = getopt(argc, argv, "d:g:p:b:s:m:t:r:w")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:b:s:m:t:r:wc:")) != -1) {
 		switch (opt) {
 		case 'd': O.dev = optarg; break;
 		case 'g': O.gid_index = atoi(optarg); break;
@@ -520,8 +560,9 @@ int main(int argc, char **argv)
 		case 't': O.timeout = atoi(optarg); break;
 		case 'r': O.retry = atoi(optarg); break;
 		case 'w': O.write_only = true; break;
+		case 'c': O.canary_file = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-p PORT] [-b BYTES] [-s BYTES] [-m BYTES] [-t TIMEOUT] [-r RETRY] [-w] [SERVER_IP]\n",
+			fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-p PORT] [-b BYTES] [-s BYTES] [-m BYTES] [-t TIMEOUT] [-r RETRY] [-w] [-c FILE] [SERVER_IP]\n",
 				argv[0]);
 			return 2;
 		}
@@ -536,6 +577,8 @@ int main(int argc, char **argv)
 		    SEND_DEPTH);
 	tcp_connect(O.server, O.port);
 	setup();
+	if (O.canary_file && !O.server)
+		make_canary();
 	connect_qp();
 	if (O.server)
 		client();
@@ -543,6 +586,8 @@ int main(int argc, char **argv)
 		server();
 	else
 		wait_for_client();
+	if (R.canary)
+		check_canary();
 	fflush(stdout);
 	return 0;
 }
