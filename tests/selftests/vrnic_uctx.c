@@ -10,9 +10,16 @@
  *                              CQ, print "ready", then print async events
  *                              until the device goes away; prints
  *                              "cq wait returned" when the sleeper wakes
+ *   vrnic_uctx DEVICE --hold GID_INDEX
+ *                              the same, and a second RC QP, connected to
+ *                              itself through the GID, moves data with RDMA
+ *                              WRITEs until then ("moving data" once it
+ *                              does, "moved N bytes" at the end)
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +68,11 @@ static struct ibv_device *find_device(struct ibv_device **list, const char *name
 
 /* Verbs objects a holder keeps alive across the device going away. */
 struct held {
+	/* Traffic: a QP connected to itself, on a CQ of its own. */
+	struct ibv_cq *tcq;
+	struct ibv_qp *tqp;
+	atomic_bool stop;
+	uint64_t moved;
 	struct ibv_comp_channel *channel;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
@@ -111,6 +123,10 @@ static void release_objects(struct held *h)
 {
 	int rc[5] = { 0 };
 
+	if (h->tqp)
+		ibv_destroy_qp(h->tqp);
+	if (h->tcq)
+		ibv_destroy_cq(h->tcq);
 	if (h->qp)
 		rc[0] = ibv_destroy_qp(h->qp);
 	if (h->srq)
@@ -125,6 +141,76 @@ static void release_objects(struct held *h)
 		ibv_destroy_comp_channel(h->channel);
 	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
 	free(h->buf);
+}
+
+/* An RC QP on its own CQ, connected to itself through GID gid_index. */
+static bool traffic_qp(struct ibv_context *ctx, struct held *h, int gid_index)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	union ibv_gid gid;
+
+	h->tcq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	if (!h->tcq || ibv_query_gid(ctx, 1, gid_index, &gid))
+		return false;
+	qa.send_cq = h->tcq;
+	qa.recv_cq = h->tcq;
+	h->tqp = ibv_create_qp(h->pd, &qa);
+	if (!h->tqp || ibv_modify_qp(h->tqp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = h->tqp->qp_num,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .sgid_index = (uint8_t)gid_index,
+				      .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(h->tqp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		return false;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				  .rnr_retry = 7, .max_rd_atomic = 1 };
+	return !ibv_modify_qp(h->tqp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RDMA WRITEs from the first half of the buffer to the second, one at a
+ * time, until told to stop or a completion fails.
+ */
+static void *traffic(void *arg)
+{
+	struct held *h = arg;
+	struct ibv_sge sge = { (uintptr_t)h->buf, 32768, h->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)h->buf + 32768, .rkey = h->mr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	int got;
+
+	while (!atomic_load(&h->stop)) {
+		if (ibv_post_send(h->tqp, &wr, &bad))
+			break;
+		do {
+			got = ibv_poll_cq(h->tcq, 1, &wc);
+		} while (!got && !atomic_load(&h->stop));
+		if (got != 1 || wc.status != IBV_WC_SUCCESS)
+			break;
+		if (!h->moved) {
+			printf("moving data\n");
+			fflush(stdout);
+		}
+		h->moved += sge.length;
+	}
+	return NULL;
 }
 
 /*
@@ -147,22 +233,23 @@ static void *cq_sleeper(void *arg)
 	return NULL;
 }
 
-static int hold(struct ibv_device *dev)
+static int hold(struct ibv_device *dev, int gid_index)
 {
 	struct ibv_context *ctx = ibv_open_device(dev);
 	struct ibv_async_event ev;
 	struct held h = { 0 };
-	pthread_t sleeper;
+	pthread_t sleeper, mover;
 
 	if (!ctx) {
 		printf("open failed: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!hold_objects(ctx, &h)) {
+	if (!hold_objects(ctx, &h) || (gid_index >= 0 && !traffic_qp(ctx, &h, gid_index))) {
 		printf("creating verbs objects failed: %s\n", strerror(errno));
 		return 1;
 	}
-	if (pthread_create(&sleeper, NULL, cq_sleeper, &h)) {
+	if (pthread_create(&sleeper, NULL, cq_sleeper, &h) ||
+	    (h.tqp && pthread_create(&mover, NULL, traffic, &h))) {
 		printf("no thread\n");
 		return 1;
 	}
@@ -178,6 +265,11 @@ static int hold(struct ibv_device *dev)
 	}
 	/* The CQ's event goes before the CQ: wait for the sleeper first. */
 	pthread_join(sleeper, NULL);
+	if (h.tqp) {
+		atomic_store(&h.stop, true);
+		pthread_join(mover, NULL);
+		printf("moved %" PRIu64 " bytes\n", h.moved);
+	}
 	release_objects(&h);
 	/* Closing a context of a device that is gone must still work. */
 	if (ibv_close_device(ctx)) {
@@ -201,13 +293,13 @@ int main(int argc, char **argv)
 	int i, n;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEVICE [--hold]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEVICE [--hold [GID_INDEX]]\n", argv[0]);
 		return 2;
 	}
 	list = ibv_get_device_list(&n);
 	dev = list ? find_device(list, argv[1]) : NULL;
 	if (argc > 2 && !strcmp(argv[2], "--hold")) {
-		int rc = dev ? hold(dev) : 1;
+		int rc = dev ? hold(dev, argc > 3 ? atoi(argv[3]) : -1) : 1;
 
 		if (list)
 			ibv_free_device_list(list);
