@@ -52,12 +52,9 @@ void ObjectTable::reset() {
   srqs_.resize(static_cast<size_t>(l.max_srq) + 1);
   cqs_.resize(static_cast<size_t>(l.max_cq) + 1);
   mrs_.resize(static_cast<size_t>(l.max_mr) + 1);
-  used_variants_.assign(mrs_.size(), {});
-  last_variant_.assign(mrs_.size(), 0);
+  fresh_mr_ = 1;
   free_mrs_.clear();
-  for (uint32_t i = 1; i < mrs_.size(); ++i) {
-    free_mrs_.push_back(i);
-  }
+  key_history_.clear();
   pds_.resize(static_cast<size_t>(l.max_pd) + 1);
   next_qpn_ = 2;
 }
@@ -113,18 +110,31 @@ uint8_t ObjectTable::destroy_pd(uint32_t pdn) {
 // indices are reused oldest first, so a deregistered key comes back only
 // after 256 reuses of its index, each after every other index was used:
 // it cannot be guessed from the keys before it, nor found stale.
+// The next free MR index, or 0 when there is none.
+uint32_t ObjectTable::take_mr_index() {
+  if (fresh_mr_ < mrs_.size()) {
+    return fresh_mr_++;
+  }
+  if (free_mrs_.empty()) {
+    return 0;
+  }
+  const uint32_t idx = free_mrs_.front();
+  free_mrs_.pop_front();
+  return idx;
+}
+
 uint32_t ObjectTable::new_key(uint32_t index) {
-  std::bitset<256>& used = used_variants_[index];
-  if (used.all()) {
-    used.reset();
-    used.set(last_variant_[index]);  // never the one just before
+  KeyHistory& h = key_history_[index];
+  if (h.used.all()) {
+    h.used.reset();
+    h.used.set(h.last);  // never the one just before
   }
   uint32_t v = static_cast<uint32_t>(rng_()) & 0xff;
-  while (used.test(v)) {
+  while (h.used.test(v)) {
     v = (v + 1) & 0xff;
   }
-  used.set(v);
-  last_variant_[index] = static_cast<uint8_t>(v);
+  h.used.set(v);
+  h.last = static_cast<uint8_t>(v);
   return vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(index) |
          vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(v);
 }
@@ -142,7 +152,7 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
   if (!pd_exists(p.pdn)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
-  if (free_mrs_.empty()) {
+  if (fresh_mr_ >= mrs_.size() && free_mrs_.empty()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mr = std::make_unique<Mr>();
@@ -160,8 +170,7 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
     mr->page_shift = p.page_shift;
     mr->base = p.iova & ~((1ULL << p.page_shift) - 1);
   }
-  add_mr(std::move(mr), free_mrs_.front(), key);
-  free_mrs_.pop_front();
+  add_mr(std::move(mr), take_mr_index(), key);
   return VRNIC_AQ_STATUS_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "config.h"
@@ -74,6 +75,7 @@ class ObjectTable {
   uint8_t qp_links(const CreateQpParams& p, QpLinks* links) const;
   [[nodiscard]] int qp_slot(bool gsi) const;
   uint32_t new_key(uint32_t index);
+  uint32_t take_mr_index();
   void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
 
   const DeviceConfig& cfg_;
@@ -82,11 +84,18 @@ class ObjectTable {
   QpContext qp_ctx_;
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
   std::vector<std::unique_ptr<Mr>> mrs_;  // by key index
-  // Free MR indices, oldest first: a freed index waits for every other.
+  // Free MR indices: those never used (from fresh_mr_ up) go first, then
+  // the freed ones, oldest first, so a freed index waits for every other.
+  // Kept lazily: a device reset costs nothing per possible MR.
+  uint32_t fresh_mr_ = 1;
   std::deque<uint32_t> free_mrs_;
-  // Per index, the key variants used since it last ran through them all.
-  std::vector<std::bitset<256>> used_variants_;
-  std::vector<uint8_t> last_variant_;
+  // Per index in use so far, the key variants used since it last ran
+  // through them all, and the latest.
+  struct KeyHistory {
+    std::bitset<256> used;
+    uint8_t last = 0;
+  };
+  std::unordered_map<uint32_t, KeyHistory> key_history_;
   std::mt19937 rng_{std::random_device{}()};
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
