@@ -136,6 +136,7 @@ bool IvshmemServer::adopt(KeptDevice kept) {
   if (kept.doorbells.size() != num_channels_ || kept.irqs.size() != num_vectors_) {
     return false;
   }
+  lease_ = std::move(kept.lease);
   client_ = std::move(kept.client);
   doorbells_ = std::move(kept.doorbells);
   irqs_ = std::move(kept.irqs);
@@ -172,7 +173,7 @@ void IvshmemServer::on_accept() {
     irqs.push_back(f.get());
   }
   std::string err;
-  if (!start_keeper(keeper_path(path_), shm_fd_, client_.get(), doorbells, irqs, &err)) {
+  if (!start_keeper(keeper_path(path_), shm_fd_, client_.get(), doorbells, irqs, &lease_, &err)) {
     LOG_WARN("ivshmem: no keeper (%s): a new vrnicd could not reach this device", err.c_str());
   }
   if (cb_.on_connect) {
@@ -205,6 +206,7 @@ void IvshmemServer::drop_client() {
   }
   doorbells_.clear();
   irqs_.clear();
+  lease_.reset();
   if (client_) {
     loop_.remove(client_.get());
     client_.reset();

@@ -67,6 +67,7 @@ class IvshmemServer final : public IrqSink {
   std::string path_;
   UniqueFd listen_;
   UniqueFd client_;
+  UniqueFd lease_;                   // on the device, from its keeper
   std::vector<UniqueFd> doorbells_;  // device peer: one per channel
   std::vector<UniqueFd> irqs_;       // guest peer: one per MSI-X vector
 };

@@ -26,9 +26,11 @@ struct Header {
   uint32_t version;
   uint32_t num_channels;
   uint32_t num_vectors;
+  uint32_t busy;  // another vrnicd holds the device: no fds come
+  uint32_t pad;
 };
 constexpr uint32_t kMagic = 0x504b5256;  // "VRKP"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kMaxFds = 128;
 
 bool make_addr(const std::string& path, sockaddr_un* addr, std::string* err) {
@@ -61,20 +63,51 @@ void send_fds(int sock, const Header& h, const std::vector<int>& fds) {
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxFds)> ctrl{};
-  msg.msg_control = ctrl.data();
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  if (!fds.empty()) {
+    msg.msg_control = ctrl.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
   (void)::sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+// The keeper's message: false unless the header came whole, with every fd.
+bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
+  const timeval tv{5, 0};
+  ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  iovec iov{h, sizeof(*h)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxFds)> ctrl{};
+  msg.msg_control = ctrl.data();
+  msg.msg_controllen = ctrl.size();
+  const ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds->emplace_back(fd);
+      }
+    }
+  }
+  return n == static_cast<ssize_t>(sizeof(*h)) && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
 // The keeper process: hand the fds to whoever asks, until QEMU hangs up.
 // A fork of vrnicd, so only async-signal-safe calls from here on.
-[[noreturn]] void keeper_main(int listen_fd, const char* path, ino_t ino, const Header& h,
-                              const std::vector<int>& fds, const std::vector<int>& keep) {
+// The keeper process: hand the fds to the next vrnicd once the current
+// one (whose end of the lease is owner) is gone, until QEMU hangs up.  A
+// fork of vrnicd, so only async-signal-safe calls from here on.
+[[noreturn]] void keeper_main(int listen_fd, int owner, const char* path, ino_t ino,
+                              const Header& h, const std::vector<int>& fds,
+                              const std::vector<int>& keep) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);  // vrnicd blocks SIGTERM/SIGINT
@@ -87,8 +120,12 @@ void send_fds(int sock, const Header& h, const std::vector<int>& fds) {
   close_all_but(keep);
   ::prctl(PR_SET_NAME, "vrnicd-keeper", 0, 0, 0);
   const int client = fds.at(1);
+  Header busy = h;
+  busy.busy = 1;
   for (;;) {
-    std::array<pollfd, 2> p = {{{listen_fd, POLLIN, 0}, {client, POLLRDHUP, 0}}};
+    std::array<pollfd, 3> p = {{{listen_fd, POLLIN, 0},
+                                {client, POLLRDHUP, 0},
+                                {owner, POLLRDHUP, 0}}};  // ignored while -1
     if (::poll(p.data(), p.size(), -1) < 0) {
       if (errno == EINTR) {
         continue;
@@ -98,11 +135,18 @@ void send_fds(int sock, const Header& h, const std::vector<int>& fds) {
     if ((p[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
       break;  // QEMU is gone, and the device with it
     }
+    if ((p[2].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+      ::close(owner);  // that vrnicd is gone: the next may take over
+      owner = -1;
+    }
     if ((p[0].revents & POLLIN) != 0) {
       const int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c >= 0) {
-        send_fds(c, h, fds);
+      if (c >= 0 && owner >= 0) {
+        send_fds(c, busy, {});
         ::close(c);
+      } else if (c >= 0) {
+        send_fds(c, h, fds);
+        owner = c;  // the new vrnicd's lease
       }
     }
   }
@@ -118,7 +162,7 @@ void send_fds(int sock, const Header& h, const std::vector<int>& fds) {
 std::string keeper_path(const std::string& ivshmem_socket) { return ivshmem_socket + ".keeper"; }
 
 bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
-                  const std::vector<int>& irqs, std::string* err) {
+                  const std::vector<int>& irqs, UniqueFd* lease, std::string* err) {
   sockaddr_un addr{};
   if (!make_addr(path, &addr, err)) {
     return false;
@@ -143,16 +187,26 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
     *err = path + ": " + std::strerror(errno);
     return false;
   }
+  // The lease: the keeper hands the device to nobody while we hold our end.
+  std::array<int, 2> pair{};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair.data()) != 0) {
+    *err = std::string("socketpair: ") + std::strerror(errno);
+    return false;
+  }
+  UniqueFd ours(pair[0]);
+  UniqueFd theirs(pair[1]);
   // Everything the keeper needs is ready before the fork.
   std::vector<int> keep = fds;
   keep.push_back(lfd.get());
+  keep.push_back(theirs.get());
   keep.push_back(0);
   keep.push_back(1);
   keep.push_back(2);
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
-  const Header h{kMagic, kVersion, static_cast<uint32_t>(doorbells.size()),
-                 static_cast<uint32_t>(irqs.size())};
+  const Header h{
+      kMagic, kVersion, static_cast<uint32_t>(doorbells.size()), static_cast<uint32_t>(irqs.size()),
+      0,      0};
   const pid_t pid = ::fork();
   if (pid < 0) {
     *err = std::string("fork: ") + std::strerror(errno);
@@ -164,7 +218,7 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
     // init (or a subreaper) and outlives vrnicd.
     const pid_t keeper = ::fork();
     if (keeper == 0) {
-      keeper_main(lfd.get(), path.c_str(), st.st_ino, h, fds, keep);
+      keeper_main(lfd.get(), theirs.get(), path.c_str(), st.st_ino, h, fds, keep);
     }
     ::_exit(keeper < 0 ? 1 : 0);
   }
@@ -176,12 +230,16 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
     ::unlink(path.c_str());
     return false;
   }
+  *lease = std::move(ours);
   return true;
 }
 
 std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t num_channels,
-                                            uint32_t num_vectors, std::string* err) {
+                                            uint32_t num_vectors, std::string* err, bool* busy) {
   err->clear();
+  if (busy != nullptr) {
+    *busy = false;
+  }
   sockaddr_un addr{};
   if (!make_addr(path, &addr, err)) {
     return std::nullopt;
@@ -198,31 +256,18 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
     }
     return std::nullopt;  // no keeper: a device of our own
   }
-  const timeval tv{5, 0};
-  ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   Header h{};
-  iovec iov{&h, sizeof(h)};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxFds)> ctrl{};
-  msg.msg_control = ctrl.data();
-  msg.msg_controllen = ctrl.size();
-  const ssize_t n = ::recvmsg(sock.get(), &msg, MSG_CMSG_CLOEXEC);
   std::vector<UniqueFd> fds;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        fds.emplace_back(fd);
-      }
-    }
-  }
-  if (n != static_cast<ssize_t>(sizeof(h)) || (msg.msg_flags & MSG_CTRUNC) != 0 ||
-      h.magic != kMagic || h.version != kVersion) {
+  const bool whole = receive_fds(sock.get(), &h, &fds);
+  if (!whole || h.magic != kMagic || h.version != kVersion) {
     *err = path + ": not a vrnicd keeper";
+    return std::nullopt;
+  }
+  if (h.busy != 0) {
+    *err = path + ": another vrnicd is serving this device";
+    if (busy != nullptr) {
+      *busy = true;
+    }
     return std::nullopt;
   }
   if (h.num_channels != num_channels || h.num_vectors != num_vectors ||
@@ -233,6 +278,7 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
     return std::nullopt;
   }
   KeptDevice d;
+  d.lease = std::move(sock);
   d.shm = std::move(fds[0]);
   d.client = std::move(fds[1]);
   for (size_t i = 0; i < num_channels; ++i) {

@@ -16,8 +16,10 @@
 // them on a UNIX socket next to the ivshmem socket (SOCKET.keeper).  A new
 // vrnicd for the same socket takes them over and is the same device to the
 // guest, as firmware restarted behind a PCI function is: the driver sees
-// the device reset, resets it, and probes it again.  The keeper exits when
-// QEMU goes away.
+// the device reset, resets it, and probes it again.  Only one vrnicd serves
+// the device at a time: the keeper hands it over only once the last one's
+// lease (a socket it holds) has closed.  The keeper exits when QEMU goes
+// away.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +31,10 @@
 
 namespace vrnicd {
 
-// What the keeper holds for the device.
+// What the keeper holds for the device, and the lease on it: the keeper
+// hands the device to no other vrnicd while the lease is open.
 struct KeptDevice {
+  UniqueFd lease;
   UniqueFd shm;                     // BAR2
   UniqueFd client;                  // QEMU's ivshmem connection
   std::vector<UniqueFd> doorbells;  // the device peer's eventfds, per channel
@@ -40,16 +44,19 @@ struct KeptDevice {
 // SOCKET.keeper, the keeper's socket for the ivshmem socket path.
 std::string keeper_path(const std::string& ivshmem_socket);
 
-// Fork a keeper serving dups of these fds on path.  It lives until QEMU's
-// connection closes.  False (with *err) when it could not be started.
+// Fork a keeper serving dups of these fds on path, to the next vrnicd once
+// *lease (ours) is closed.  It lives until QEMU's connection closes.  False
+// (with *err) when it could not be started.
 bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
-                  const std::vector<int>& irqs, std::string* err);
+                  const std::vector<int>& irqs, UniqueFd* lease, std::string* err);
 
 // Take the device over from the keeper at path.  nullopt with *err empty
 // when there is no keeper; nullopt with *err set when one answered with
 // something that does not fit (num_channels doorbells and num_vectors
-// interrupt eventfds are expected).
+// interrupt eventfds are expected) or another vrnicd holds the lease.
+// *busy (if given) says which: the lease is someone else's.
 std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t num_channels,
-                                            uint32_t num_vectors, std::string* err);
+                                            uint32_t num_vectors, std::string* err,
+                                            bool* busy = nullptr);
 
 }  // namespace vrnicd

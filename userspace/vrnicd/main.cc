@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "bar2.h"
 #include "config.h"
@@ -185,9 +186,18 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
 int run(const Options& o) {
   std::string err;
   // A keeper still holding this socket's device: the guest's device is
-  // ours to take over.
-  std::optional<KeptDevice> kept =
-      adopt_from_keeper(keeper_path(o.socket_path), VRNIC_DB_NUM_CHANNELS, o.dev.num_vectors, &err);
+  // ours to take over, once the vrnicd before us is gone (give one that is
+  // dying a moment).
+  std::optional<KeptDevice> kept;
+  bool busy = false;
+  for (int tries = 0; tries < 30; ++tries) {
+    kept = adopt_from_keeper(keeper_path(o.socket_path), VRNIC_DB_NUM_CHANNELS, o.dev.num_vectors,
+                             &err, &busy);
+    if (!busy) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   if (!kept && !err.empty()) {
     LOG_ERR("%s", err.c_str());
     return 1;
