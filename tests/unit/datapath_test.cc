@@ -4,8 +4,11 @@
 // memory-region checks (keys, PDs, access, bounds) on every access, MR
 // registration, and the QP state machine as the device enforces it.
 #include "datapath.h"
+#include "log.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include <map>
 #include <random>
@@ -891,6 +894,48 @@ TEST_F(DataPathTest, ARunawayProducerIsReportedOnceAndTheEngineIdles) {
     EXPECT_FALSE(dp_.dev().engine_poll_st()) << "pass " << i;
   }
   EXPECT_FALSE(dp_.drv().poll_aeqe().has_value());
+}
+
+// A CQ overrun is the guest's doing: its warning is rate limited, so that a
+// user who overruns CQ after CQ cannot flood vrnicd's log (issue 9,
+// defect 6; it was one LOG_WARN per CQ).
+TEST_F(DataPathTest, CqOverrunWarningsAreRateLimited) {
+  char path[] = "/tmp/vrnic-log-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  ASSERT_TRUE(vrnicd::log_open_file(path));
+  const vrnicd::LogLevel level = vrnicd::log_level();
+  vrnicd::log_set_level(vrnicd::LogLevel::kWarn);
+  constexpr int kCqs = 40;
+  for (int n = 0; n < kCqs; ++n) {
+    DataPath::Cq cq;
+    ASSERT_EQ(dp_.create_cq(2, &cq), VRNIC_AQ_STATUS_OK);
+    DataPath::Qp a;
+    DataPath::Qp b;
+    ASSERT_EQ(dp_.create_qp(pd_, cq, cq, &a), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.create_qp(pd_, cq, cq, &b), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(a, b.qpn), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(b, a.qpn), VRNIC_AQ_STATUS_OK);
+    const vrnic_sge local{buf_a_, 8, key_a_};
+    for (uint64_t i = 0; i < 8; ++i) {  // twice what the CQ holds
+      auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
+      h.remote_addr = buf_b_;
+      h.rkey = key_b_;
+      dp_.post_send(a, h, std::span(&local, 1));
+    }
+    dp_.run();
+  }
+  vrnicd::log_close_file();
+  vrnicd::log_set_level(level);
+  std::ifstream in(path);
+  int overruns = 0;
+  for (std::string line; std::getline(in, line);) {
+    overruns += line.find("overrun") != std::string::npos ? 1 : 0;
+  }
+  unlink(path);
+  EXPECT_GE(overruns, 1);
+  EXPECT_LE(overruns, 21) << "of " << kCqs << " overruns";
 }
 
 // Ring depths are the guest's log2 values: 32 and more are refused before

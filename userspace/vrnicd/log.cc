@@ -56,6 +56,13 @@ LogLevel log_level() noexcept { return g_level; }
 
 void log_set_tag(const char* tag) noexcept { std::snprintf(g_tag.data(), g_tag.size(), "%s", tag); }
 
+void log_close_file() noexcept {
+  if (g_file != nullptr) {
+    std::fclose(g_file);
+    g_file = nullptr;
+  }
+}
+
 bool log_open_file(const char* path) noexcept {
   std::FILE* f = std::fopen(path, "a");
   if (f == nullptr) {

@@ -15,6 +15,8 @@ LogLevel log_level() noexcept;
 // Prefix every line with this tag (e.g. "vrnicd0").
 void log_set_tag(const char* tag) noexcept;
 bool log_open_file(const char* path) noexcept;
+// Back to stderr.
+void log_close_file() noexcept;
 
 void log_msg(LogLevel level, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 
