@@ -14,8 +14,8 @@
 #ifndef VRNICDV_H
 #define VRNICDV_H
 
-#include <stdint.h> /* NOLINT(modernize-deprecated-headers): a C header */
 #include <infiniband/verbs.h>
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers): a C header */
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,28 +25,28 @@ extern "C" {
 #endif
 
 struct vrnicdv_qp {
-	void *dbrec;		/* struct vrnic_qp_dbrec */
-	void *sq;		/* 2^sq_log_depth send WQEs of 2^sq_log_stride bytes */
-	uint32_t sq_log_depth;
-	uint32_t sq_log_stride;
-	void *rq;		/* receive WQEs; NULL when the QP has an SRQ */
-	uint32_t rq_log_depth;
-	uint32_t rq_log_stride;
-	uint32_t qpn;
+  void* dbrec; /* struct vrnic_qp_dbrec */
+  void* sq;    /* 2^sq_log_depth send WQEs of 2^sq_log_stride bytes */
+  uint32_t sq_log_depth;
+  uint32_t sq_log_stride;
+  void* rq; /* receive WQEs; NULL when the QP has an SRQ */
+  uint32_t rq_log_depth;
+  uint32_t rq_log_stride;
+  uint32_t qpn;
 };
 
 struct vrnicdv_cq {
-	void *ring;		/* 2^log_depth struct vrnic_cqe */
-	void *dbrec;		/* struct vrnic_cq_dbrec */
-	uint32_t log_depth;
-	uint32_t cqn;
+  void* ring;  /* 2^log_depth struct vrnic_cqe */
+  void* dbrec; /* struct vrnic_cq_dbrec */
+  uint32_t log_depth;
+  uint32_t cqn;
 };
 
 /* 0, or EINVAL when the object is not a vrnic one. */
-int vrnicdv_query_qp(struct ibv_qp *qp, struct vrnicdv_qp *out) VRNICDV_NOEXCEPT;
-int vrnicdv_query_cq(struct ibv_cq *cq, struct vrnicdv_cq *out) VRNICDV_NOEXCEPT;
+int vrnicdv_query_qp(struct ibv_qp* qp, struct vrnicdv_qp* out) VRNICDV_NOEXCEPT;
+int vrnicdv_query_cq(struct ibv_cq* cq, struct vrnicdv_cq* out) VRNICDV_NOEXCEPT;
 /* Wake the device's engine (as after publishing a producer index). */
-int vrnicdv_ring_doorbell(struct ibv_context *ctx) VRNICDV_NOEXCEPT;
+int vrnicdv_ring_doorbell(struct ibv_context* ctx) VRNICDV_NOEXCEPT;
 
 #ifdef __cplusplus
 }
