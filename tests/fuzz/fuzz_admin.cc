@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bar2.h"
+#include "config.h"
 #include "device.h"
 #include "guest_memory.h"
 #include "hw_access.h"
@@ -56,12 +57,19 @@ class Input {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static bool init = [] {
+  // Small tables: the device is built and reset on every input, and with
+  // a few objects of each kind an input can also run every table full.
+  static const vrnicd::DeviceConfig cfg = [] {
     vrnicd::log_set_level(vrnicd::LogLevel::kError);
-    return true;
+    vrnicd::DeviceConfig c;
+    for (const char* limit : {"max_qp=16", "max_cq=16", "max_mr=64", "max_pd=8", "max_srq=8",
+                              "max_ah=16", "max_eq=4", "max_mcast_grp=4"}) {
+      if (!vrnicd::set_limit(c.limits, limit)) {
+        __builtin_trap();
+      }
+    }
+    return c;
   }();
-  (void)init;
-  static vrnicd::DeviceConfig cfg;
   static std::string err;
   static auto bar = vrnicd::Bar2::create(64 * 1024, &err);
 
