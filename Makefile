@@ -9,7 +9,8 @@
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each, default 300, or
-#                   FUZZ_RUNS executions each) and minimise tests/fuzz/corpus
+#                   FUZZ_RUNS executions each; FUZZ_TARGETS=fuzz_poll... for
+#                   some) and minimise tests/fuzz/corpus
 #   make sanitize   the host unit tests built with ASan and UBSan, and run
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
@@ -64,7 +65,7 @@ lint: all
 	scripts/lint
 
 fuzz: userspace
-	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_RUNS)
+	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_RUNS) $(FUZZ_TARGETS)
 
 sanitize:
 	cmake -S . -B $(BUILD)/sanitize -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
