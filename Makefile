@@ -12,6 +12,8 @@
 #                   FUZZ_RUNS executions each; FUZZ_TARGETS=fuzz_poll... for
 #                   some) and minimise tests/fuzz/corpus
 #   make sanitize   the host unit tests built with ASan and UBSan, and run
+#   make debug-kernel  linux-source-6.1 with KASAN, lockdep, kmemleak... for
+#                   scripts/vm-run --kernel debug (not part of make check)
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
 #   make setup      install build and test dependencies with apt
@@ -32,7 +34,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check demo shell lint fuzz sanitize bench install clean
+.PHONY: all module userspace setup check demo shell lint fuzz sanitize debug-kernel bench install clean
 
 all: module userspace
 
@@ -72,6 +74,9 @@ sanitize:
 		-DCMAKE_CXX_COMPILER=$(CXX_USER) -DVRNIC_SANITIZE=ON -DVRNIC_FUZZ=OFF
 	cmake --build $(BUILD)/sanitize --target vrnic_unit_tests vrnicd
 	ctest --test-dir $(BUILD)/sanitize --output-on-failure -j2 --timeout 300
+
+debug-kernel: setup
+	scripts/debug-kernel
 
 bench: all
 	scripts/bench
