@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -144,8 +145,15 @@ class Bystander {
     wr.rkey = rkey_;
     const std::array<vrnic_sge, 1> sge = {{{src_, kWrite, lkey_}}};
     dp_.post_send(a_, wr, sge);
-    dp_.run();
-    const auto wc = dp_.poll(cq_);
+    // Poll until the WRITE completes, not until the engine idles: the
+    // attacker may keep the engine busy as long as it likes (with WRITEs
+    // of its whole MR, say); the bystander must get its turn all the same.
+    std::optional<vrnic::CqeFields> wc;
+    for (int i = 0; i < kMaxRounds && !wc; ++i) {
+      dp_.run(1);
+      wc = dp_.poll(cq_);
+    }
+    dp_.run(kSettleRounds);
     if (!wc || wc->status != VRNIC_CQE_SUCCESS || wc->wr_id != round_ || dp_.poll(cq_)) {
       return false;
     }
@@ -162,6 +170,8 @@ class Bystander {
 
  private:
   static constexpr int kCanary = 0x5a;
+  static constexpr int kMaxRounds = 100000;  // engine polls the WRITE may take
+  static constexpr int kSettleRounds = 8;    // then any second completion shows
   DataPath& dp_;
   bool ok_ = false;
   uint32_t pd_ = 0;
