@@ -129,8 +129,16 @@ ktap_check "after every cycle the kernel's objects, the device's objects and the
 	$? "$err"
 slab_end=$(slab)
 growth=$((slab_end - ${slab10:-$slab_end}))
-[[ -n $slab10 ]] && ((growth <= slab_bound_kib))
-ktap_check "unreclaimable slab from cycle 10 to $cycles: ${slab10:-?} -> $slab_end KiB (+$growth, bound $slab_bound_kib)" $?
+slab_what="unreclaimable slab from cycle 10 to $cycles: ${slab10:-?} -> $slab_end KiB (+$growth, bound $slab_bound_kib)"
+if grep -qw __asan_load8 /proc/kallsyms; then
+	# KASAN keeps freed objects in its quarantine (up to 1/32 of RAM), and
+	# they count as slab until it is full: no bound holds.  kmemleak
+	# (vrnic_kmemleak.sh) speaks for leaks on that kernel.
+	ktap_skip "$slab_what" "not judged on a KASAN kernel, whose quarantine holds freed objects"
+else
+	[[ -n $slab10 ]] && ((growth <= slab_bound_kib))
+	ktap_check "$slab_what" $?
+fi
 n=$(dmesg_since "$mark" | grep -c "$VRNIC_IBDEV: vrnic .*completion vectors")
 ((n == cycles))
 ktap_check "the device came up after every insmod ($n probes)" $?
