@@ -236,6 +236,19 @@ static void connect_qp(void)
 	xread(&ready, 1);
 }
 
+/* Ack an async event; IBV_EVENT_DEVICE_FATAL ends the run (exit 4). */
+static void take_async_event(struct ibv_async_event *ev)
+{
+	enum ibv_event_type type = ev->event_type;
+
+	ibv_ack_async_event(ev);
+	if (type == IBV_EVENT_DEVICE_FATAL) {
+		printf("device fatal: %s\n", ibv_event_type_str(type));
+		fflush(stdout);
+		exit(4);
+	}
+}
+
 /*
  * Now and then while a CQ stays empty: a device that died completes
  * nothing more, so IBV_EVENT_DEVICE_FATAL ends the run (exit 4) rather
@@ -246,16 +259,8 @@ static void check_device_fatal(void)
 	struct pollfd pfd = { .fd = R.ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 
-	while (poll(&pfd, 1, 0) > 0 && !ibv_get_async_event(R.ctx, &ev)) {
-		enum ibv_event_type type = ev.event_type;
-
-		ibv_ack_async_event(&ev);
-		if (type == IBV_EVENT_DEVICE_FATAL) {
-			printf("device fatal: %s\n", ibv_event_type_str(type));
-			fflush(stdout);
-			exit(4);
-		}
-	}
+	while (poll(&pfd, 1, 0) > 0 && !ibv_get_async_event(R.ctx, &ev))
+		take_async_event(&ev);
 }
 
 /* Wait for n completions; all must succeed with the expected opcode. */
@@ -531,16 +536,8 @@ static void wait_for_client(void)
 			if (read(pu_sock, &c, 1) <= 0)
 				return;
 		}
-		if (pfd[1].revents && !ibv_get_async_event(R.ctx, &ev)) {
-			enum ibv_event_type type = ev.event_type;
-
-			ibv_ack_async_event(&ev);
-			if (type == IBV_EVENT_DEVICE_FATAL) {
-				printf("device fatal: %s\n", ibv_event_type_str(type));
-				fflush(stdout);
-				exit(4);
-			}
-		}
+		if (pfd[1].revents && !ibv_get_async_event(R.ctx, &ev))
+			take_async_event(&ev);
 	}
 }
 
