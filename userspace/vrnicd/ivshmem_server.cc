@@ -13,6 +13,7 @@
 #include "config.h"
 #include "keeper.h"
 #include "log.h"
+#include "unix_socket.h"
 
 namespace vrnicd {
 
@@ -34,8 +35,7 @@ IvshmemServer::~IvshmemServer() {
 
 bool IvshmemServer::listen(const std::string& path, std::string* err) {
   sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) {
-    *err = path + ": socket path too long";
+  if (!unix_socket_addr(path, &addr, err)) {
     return false;
   }
   listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -43,8 +43,6 @@ bool IvshmemServer::listen(const std::string& path, std::string* err) {
     *err = std::string("socket: ") + std::strerror(errno);
     return false;
   }
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   ::unlink(path.c_str());
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
   if (::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||

@@ -16,6 +16,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "unix_socket.h"
+
 namespace vrnicd {
 namespace {
 
@@ -32,17 +34,6 @@ struct Header {
 constexpr uint32_t kMagic = 0x504b5256;  // "VRKP"
 constexpr uint32_t kVersion = 2;
 constexpr size_t kMaxFds = 128;
-
-bool make_addr(const std::string& path, sockaddr_un* addr, std::string* err) {
-  *addr = {};
-  if (path.size() >= sizeof(addr->sun_path)) {
-    *err = path + ": socket path too long";
-    return false;
-  }
-  addr->sun_family = AF_UNIX;
-  std::memcpy(addr->sun_path, path.c_str(), path.size() + 1);
-  return true;
-}
 
 // Close every fd but the (sorted) keep list.
 void close_all_but(const std::vector<int>& keep) {
@@ -164,7 +155,7 @@ std::string keeper_path(const std::string& ivshmem_socket) { return ivshmem_sock
 bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
                   const std::vector<int>& irqs, UniqueFd* lease, std::string* err) {
   sockaddr_un addr{};
-  if (!make_addr(path, &addr, err)) {
+  if (!unix_socket_addr(path, &addr, err)) {
     return false;
   }
   std::vector<int> fds = {shm, client};
@@ -241,7 +232,7 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
     *busy = false;
   }
   sockaddr_un addr{};
-  if (!make_addr(path, &addr, err)) {
+  if (!unix_socket_addr(path, &addr, err)) {
     return std::nullopt;
   }
   UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

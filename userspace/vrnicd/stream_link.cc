@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "unix_socket.h"
 
 namespace vrnicd {
 
@@ -36,21 +37,6 @@ std::optional<size_t> parse_stream_frames(
   return off;
 }
 
-namespace {
-
-bool unix_addr(const std::string& path, sockaddr_un* addr, std::string* err) {
-  if (path.size() >= sizeof(addr->sun_path)) {
-    *err = path + ": socket path too long";
-    return false;
-  }
-  *addr = {};
-  addr->sun_family = AF_UNIX;
-  std::memcpy(addr->sun_path, path.c_str(), path.size() + 1);
-  return true;
-}
-
-}  // namespace
-
 StreamLink::StreamLink(EventLoop& loop, std::string name, RxHandler rx, StateHandler state)
     : loop_(loop), name_(std::move(name)), rx_(std::move(rx)), state_(std::move(state)) {}
 
@@ -69,7 +55,7 @@ StreamLink::~StreamLink() {
 
 bool StreamLink::listen(const std::string& path, std::string* err) {
   sockaddr_un addr{};
-  if (!unix_addr(path, &addr, err)) {
+  if (!unix_socket_addr(path, &addr, err)) {
     return false;
   }
   listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -92,7 +78,7 @@ bool StreamLink::listen(const std::string& path, std::string* err) {
 
 bool StreamLink::connect(const std::string& path, uint32_t retry_ms, std::string* err) {
   sockaddr_un addr{};
-  if (!unix_addr(path, &addr, err)) {
+  if (!unix_socket_addr(path, &addr, err)) {
     return false;
   }
   path_ = path;
@@ -112,7 +98,7 @@ bool StreamLink::connect(const std::string& path, uint32_t retry_ms, std::string
 void StreamLink::try_connect() {
   sockaddr_un addr{};
   std::string err;
-  if (!unix_addr(path_, &addr, &err)) {
+  if (!unix_socket_addr(path_, &addr, &err)) {
     return;
   }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
