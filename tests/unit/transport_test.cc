@@ -380,6 +380,32 @@ TEST_F(TransportPair, FlushingARunawayProducerIsBounded) {
   }
 }
 
+// A READ repeated late, after the requester has its data and has had the
+// region invalidated (NVMe-oF: the target READs, then answers with
+// SEND_WITH_INV): the replay finds the region gone, is refused and
+// counted, and neither QP goes to error.
+TEST_F(TransportPair, ALateRepeatedReadOfAnInvalidatedRegionIsDropped) {
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x20000, 3000, 9);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x10000, 3000, 0x20000));
+  a_->send_step(16);
+  ASSERT_EQ(ea_.out.size(), 1U);
+  const std::vector<std::byte> request = ea_.out[0];
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 3000));
+  eb_.regions.erase(0x200);  // invalidated
+  Packet dup;
+  ASSERT_EQ(decode_frame(request, &dup), DecodeStatus::kOk);
+  b_->receive(dup);
+  ASSERT_TRUE(run());
+  EXPECT_EQ(b_->state(), QpState::kRts);
+  EXPECT_EQ(a_->state(), QpState::kRts);
+  EXPECT_EQ(eb_.refused[Refusal::kKey], 1);
+  EXPECT_EQ(ea_.send_cqes.size(), 1U);
+}
+
 TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {
   make(QpType::kRc);
   fill(ea_, 0x100, 0x10000, 5000, 1);

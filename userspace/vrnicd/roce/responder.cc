@@ -140,6 +140,7 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
         if (!r.atomic && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
           r.next_pkt = static_cast<uint32_t>(d);
           r.pending = true;
+          r.replay = true;
           return;
         }
       }
@@ -186,8 +187,15 @@ bool QpTransport::send_read_responses(Resource& r, int* budget) {
       return progress;  // the rest on a later round
     }
     if (st == TxStatus::kNoMemory) {
-      // The region went away while we read it.
       r.pending = false;
+      if (r.replay) {
+        // A repeated READ whose region has gone since (a SEND_WITH_INV
+        // after it, say): the requester completed that READ long ago, so
+        // the replay stops here, refused and counted, and the QP goes on.
+        env_.count_refused(Refusal::kKey);
+        return true;
+      }
+      // The region went away while we read it.
       responder_error(kNakRemoteAccessError, psn_add(r.first_psn, k), QpEvent::kAccessErr);
       return true;
     }

@@ -354,6 +354,7 @@ class QpTransport {
     uint64_t original = 0;
     uint32_t next_pkt = 0;  // read responses still to send from here
     bool pending = false;
+    bool replay = false;  // answering a duplicate: the requester has it all
   };
 
   // Requester (requester.cc)
