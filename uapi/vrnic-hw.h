@@ -379,6 +379,25 @@ struct vrnic_aq_dereg_mr {
 };
 
 /*
+ * ALLOC_MR: a fast-register MR of PD pdn, in the free state: no access
+ * through it until a REG_MR WQE (struct vrnic_sqe_reg_mr) of a QP of the
+ * same PD registers up to max_pages pages (1 .. max_fast_reg_page_list_len).
+ * Result: the key; its bits 7:0 are the initial variant.  DEREG_MR takes
+ * any key of the MR (it matches bits 31:8 only), since the consumer may
+ * have changed bits 7:0.
+ *
+ * States: free (after ALLOC_MR), valid (after REG_MR), invalid (after
+ * LOCAL_INV or a SEND_WITH_INV received).  REG_MR is refused on a valid
+ * MR; keys of a free or invalid MR match nothing.
+ */
+struct vrnic_aq_alloc_mr {
+	struct vrnic_aq_hdr hdr;
+	__le32 pdn;
+	__le32 max_pages;
+	__le32 rsvd[12];
+};
+
+/*
  * CREATE_CQ: page 0 of buf holds struct vrnic_cq_dbrec, the ring of
  * 2^log_depth struct vrnic_cqe starts at page 1.  Completion events go to
  * event queue eqn.  Result: the CQ number.
@@ -646,6 +665,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_destroy_pd destroy_pd;
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_dereg_mr dereg_mr;
+	struct vrnic_aq_alloc_mr alloc_mr;
 	struct vrnic_aq_create_cq create_cq;
 	struct vrnic_aq_destroy_cq destroy_cq;
 	struct vrnic_aq_resize_cq resize_cq;
@@ -674,6 +694,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_create_pd, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_pd, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_reg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_dereg_mr, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_resize_cq, VRNIC_AQ_CMD_SIZE);
@@ -712,6 +733,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_ATOMIC		VRNIC_BIT(4)
 #define VRNIC_DEV_CAP_SRQ_RESIZE	VRNIC_BIT(5)
 #define VRNIC_DEV_CAP_RC_RNR_NAK_GEN	VRNIC_BIT(6)
+/* ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND_WITH_INV */
+#define VRNIC_DEV_CAP_MEM_MGT_EXT	VRNIC_BIT(7)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -891,6 +914,11 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_RDMA_READ = 4,
 	VRNIC_WQE_ATOMIC_CMP_AND_SWP = 5,
 	VRNIC_WQE_ATOMIC_FETCH_AND_ADD = 6,
+	VRNIC_WQE_LOCAL_INV = 7,	/* invalidate the key in imm_data */
+	VRNIC_WQE_SEND_WITH_INV = 9,	/* RC: the responder invalidates imm_data */
+	VRNIC_WQE_REG_MR = 0x20,	/* struct vrnic_sqe_reg_mr (the kernel's
+					 * IB_WR_REG_MR)
+					 */
 };
 
 #define VRNIC_WQE_CTRL_OPCODE_MASK	VRNIC_GENMASK(7, 0)
@@ -908,7 +936,9 @@ enum vrnic_wqe_opcode {
 struct vrnic_sqe {
 	__le64 wr_id;
 	__le32 ctrl;		/* VRNIC_WQE_CTRL_* */
-	__le32 imm_data;	/* immediate data, as a number */
+	__le32 imm_data;	/* immediate data, as a number; for LOCAL_INV
+				 * and SEND_WITH_INV the key to invalidate
+				 */
 	__le64 remote_addr;	/* RDMA and atomics */
 	__le32 rkey;		/* RDMA and atomics */
 	__le32 length;		/* with CTRL_INLINE: bytes of inline data */
@@ -922,6 +952,29 @@ struct vrnic_sqe {
 VRNIC_ASSERT_SIZE(struct vrnic_sqe, 64);
 
 #define VRNIC_SQE_DATA_OFFSET		64
+
+/*
+ * REG_MR (fast registration) of an MR made by ALLOC_MR: when the device
+ * reaches the WQE, in send queue order, it copies npages page addresses
+ * from the physically contiguous list at pbl_addr (8-byte aligned, each
+ * entry 2^page_shift aligned) and makes key valid for [iova, iova + length)
+ * with access.  key's bits 31:8 name the MR; bits 7:0 are the consumer's and
+ * become the key's variant.  Carries no SGEs and no data.
+ */
+struct vrnic_sqe_reg_mr {
+	__le64 wr_id;
+	__le32 ctrl;		/* VRNIC_WQE_CTRL_*, opcode REG_MR */
+	__le32 key;
+	__le64 iova;
+	__le64 pbl_addr;
+	__le64 length;
+	__le32 access;		/* VRNIC_ACCESS_* */
+	__le32 npages;
+	__le32 page_shift;	/* VRNIC_MR_MIN_PAGE_SHIFT .. MAX */
+	__le32 rsvd[3];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_sqe_reg_mr, 64);
 #define VRNIC_SQE_UD_DATA_OFFSET	96
 
 struct vrnic_sge {
@@ -951,6 +1004,8 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_RDMA_READ = 2,
 	VRNIC_CQE_COMP_SWAP = 3,
 	VRNIC_CQE_FETCH_ADD = 4,
+	VRNIC_CQE_LOCAL_INV = 6,
+	VRNIC_CQE_REG_MR = 8,		/* the kernel's IB_WC_REG_MR */
 	VRNIC_CQE_RECV = 128,
 	VRNIC_CQE_RECV_RDMA_WITH_IMM = 129,
 };
@@ -985,6 +1040,8 @@ static inline int vrnic_cqe_opcode_valid(__u32 opcode)
 	case VRNIC_CQE_RDMA_READ:
 	case VRNIC_CQE_COMP_SWAP:
 	case VRNIC_CQE_FETCH_ADD:
+	case VRNIC_CQE_LOCAL_INV:
+	case VRNIC_CQE_REG_MR:
 	case VRNIC_CQE_RECV:
 	case VRNIC_CQE_RECV_RDMA_WITH_IMM:
 		return 1;
@@ -1054,6 +1111,21 @@ enum vrnic_vendor_err {
 	VRNIC_VERR_BAD_RESPONSE = 19,	/* BAD_RESP_ERR: a response that does
 					 * not fit the request
 					 */
+	/* Memory management WQEs: LOC_QP_OP_ERR */
+	VRNIC_VERR_MR_KEY = 20,		/* REG_MR or LOCAL_INV: no such MR in
+					 * the PD, not a fast-register MR, or
+					 * (LOCAL_INV) not its current key
+					 */
+	VRNIC_VERR_MR_STATE = 21,	/* REG_MR on a valid MR */
+	VRNIC_VERR_MR_PAGES = 22,	/* REG_MR: more pages than ALLOC_MR's
+					 * max_pages, or a bad page size,
+					 * length or access
+					 */
+	VRNIC_VERR_MR_PBL = 23,		/* REG_MR: page list not in guest RAM */
+	/* SEND_WITH_INV at the responder: REM_INV_REQ_ERR */
+	VRNIC_VERR_INV_RKEY = 24,	/* the key to invalidate is not a valid
+					 * fast-register MR of the QP's PD
+					 */
 };
 
 #define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)
@@ -1061,13 +1133,18 @@ enum vrnic_vendor_err {
 #define VRNIC_CQE_F_IMM			VRNIC_BIT(16)	/* imm_data valid */
 #define VRNIC_CQE_F_GRH			VRNIC_BIT(17)	/* UD: GRH in buffer */
 #define VRNIC_CQE_F_IPV4		VRNIC_BIT(18)	/* UD: it is IPv4 */
+#define VRNIC_CQE_F_INV			VRNIC_BIT(19)	/* receive of a
+							 * SEND_WITH_INV:
+							 * imm_data is the
+							 * key invalidated
+							 */
 #define VRNIC_CQE_VENDOR_ERR_MASK	VRNIC_GENMASK(30, 24)
 #define VRNIC_CQE_OWNER_MASK		VRNIC_BIT(31)
 
 struct vrnic_cqe {
 	__le64 wr_id;
 	__le32 byte_len;
-	__le32 imm_data;	/* with F_IMM, as a number */
+	__le32 imm_data;	/* with F_IMM, as a number; with F_INV the key */
 	__le32 qpn;		/* the local QP */
 	__le32 src_qp;		/* UD receive: the sender's QP */
 	__le32 wqe_idx;		/* ring index of the completed WQE */

@@ -808,6 +808,214 @@ TEST_F(DataPathTest, ErrorCompletionsCarryAVendorError) {
             std::make_pair(uint32_t{VRNIC_CQE_LOC_LEN_ERR}, uint32_t{VRNIC_VERR_RECV_LENGTH}));
 }
 
+// Fast registration (issue 10): an ALLOC_MR key matches nothing until a
+// REG_MR WQE makes it valid, with the consumer's key byte; LOCAL_INV and a
+// SEND_WITH_INV received make it invalid again.  Every refusal has its
+// status and vendor error, and changes nothing.
+class FastRegTest : public DataPathTest {
+ protected:
+  static constexpr uint32_t kMaxPages = 4;
+
+  void SetUp() override {
+    DataPathTest::SetUp();
+    auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MR);
+    c.alloc_mr.pdn = pd_;
+    c.alloc_mr.max_pages = kMaxPages;
+    ASSERT_EQ(dp_.exec_result(c, &key_), VRNIC_AQ_STATUS_OK);
+    pair();
+  }
+
+  // A REG_MR WQE on a of key over npages pages of buf_b_ from page first.
+  void post_reg(uint32_t key, uint64_t iova, uint64_t len, uint32_t npages, uint32_t first = 0) {
+    vrnic_sqe_reg_mr r{};
+    r.wr_id = 100;
+    r.ctrl =
+        vrnic::field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(VRNIC_WQE_REG_MR) | VRNIC_WQE_CTRL_SIGNALED;
+    r.key = key;
+    r.iova = iova;
+    r.length = len;
+    r.pbl_addr = dp_.pbl(buf_b_ + first * DataPath::kPage, npages);
+    r.npages = npages;
+    r.page_shift = 12;
+    r.access = VRNIC_ACCESS_ALL;
+    post_raw(r);
+  }
+  void post_inv(uint32_t opcode, uint32_t key) {
+    auto h = sqe(opcode, 101);
+    h.imm_data = key;
+    h.flags = VRNIC_WQE_CTRL_SIGNALED;
+    const vrnic_sge s{buf_a_, 64, key_a_};
+    dp_.post_send(a_, h,
+                  opcode == VRNIC_WQE_LOCAL_INV ? std::span<const vrnic_sge>{} : std::span(&s, 1));
+  }
+  template <typename T>
+  void post_raw(const T& w) {
+    std::vector<std::byte> raw(sizeof(w));
+    std::memcpy(raw.data(), &w, sizeof(w));
+    dp_.post_send_raw(a_, raw);
+  }
+  // a's completion for the last WQE: opcode, status, vendor error.
+  std::tuple<uint32_t, uint32_t, uint32_t> result() {
+    dp_.run();
+    auto done = cqes(a_.qpn);
+    EXPECT_FALSE(done.empty());
+    if (done.empty()) {
+      return {~0U, ~0U, ~0U};
+    }
+    return {done.back().opcode, done.back().status, done.back().vendor_err};
+  }
+  uint32_t with_byte(uint8_t b) const { return (key_ & ~0xffU) | b; }
+
+  uint32_t key_ = 0;
+};
+
+TEST_F(FastRegTest, KeyStatesAndTheConsumerKeyByte) {
+  constexpr uint64_t kIova = 0x7000000100;
+  // Free: the key matches nothing.
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, key_), VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  // REG_MR with the consumer's byte 0x5a: 2 pages, from 0x100 into page 1.
+  post_reg(with_byte(0x5a), kIova, 6000, 2, 1);
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_SUCCESS},
+                                      uint32_t{VRNIC_VERR_NONE}));
+  EXPECT_EQ(write({buf_a_, 5000, key_a_}, kIova + 900, with_byte(0x5a)), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_ + DataPath::kPage + 0x100 + 900), dp_.ram(buf_a_), 5000), 0);
+  // The allocation's own byte is stale now, and the region's bounds hold.
+  if (with_byte(0x5a) != key_) {
+    EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, key_), VRNIC_CQE_REM_ACCESS_ERR);
+    pair();
+  }
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova + 6000 - 32, with_byte(0x5a)),
+            VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  // REG_MR over a valid MR is refused, and leaves it valid.
+  post_reg(with_byte(0x5b), kIova, 4096 - 0x100, 1);
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_LOC_QP_OP_ERR},
+                                      uint32_t{VRNIC_VERR_MR_STATE}));
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, with_byte(0x5a)), VRNIC_CQE_SUCCESS);
+  // LOCAL_INV with another byte is refused; with its own, it invalidates.
+  post_inv(VRNIC_WQE_LOCAL_INV, with_byte(0x5b));
+  EXPECT_EQ(result(),
+            std::make_tuple(uint32_t{VRNIC_CQE_LOCAL_INV}, uint32_t{VRNIC_CQE_LOC_QP_OP_ERR},
+                            uint32_t{VRNIC_VERR_MR_KEY}));
+  pair();
+  post_inv(VRNIC_WQE_LOCAL_INV, with_byte(0x5a));
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_LOCAL_INV}, uint32_t{VRNIC_CQE_SUCCESS},
+                                      uint32_t{VRNIC_VERR_NONE}));
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, with_byte(0x5a)), VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  // Invalid: registered again, with a new byte.
+  post_reg(with_byte(0x5c), kIova, 4096 - 0x100, 1);
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_SUCCESS},
+                                      uint32_t{VRNIC_VERR_NONE}));
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, with_byte(0x5c)), VRNIC_CQE_SUCCESS);
+  // DEREG_MR takes the key with any byte.
+  auto dereg = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  dereg.dereg_mr.key = with_byte(0x01);
+  EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, with_byte(0x5c)), VRNIC_CQE_REM_ACCESS_ERR);
+}
+
+TEST_F(FastRegTest, RegMrRefusals) {
+  const auto refused = [&](uint32_t verr) {
+    return std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_LOC_QP_OP_ERR}, verr);
+  };
+  // More pages than ALLOC_MR allowed, pages that do not cover the length.
+  post_reg(key_, 0, 5 * 4096, kMaxPages + 1);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_PAGES));
+  pair();
+  post_reg(key_, 0x100, 4096, 1);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_PAGES));
+  pair();
+  // A registered MR is no fast-register MR; nor is a key of no MR.
+  post_reg(key_b_, 0, 4096, 1);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_KEY));
+  pair();
+  post_reg(0x7fff00, 0, 4096, 1);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_KEY));
+  pair();
+  // A page list or a page outside guest RAM.
+  vrnic_sqe_reg_mr r{};
+  r.ctrl = vrnic::field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(VRNIC_WQE_REG_MR);
+  r.key = key_;
+  r.length = 4096;
+  r.npages = 1;
+  r.page_shift = 12;
+  r.pbl_addr = DataPath::kRamSize - 4;
+  post_raw(r);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_PBL));
+  pair();
+  r.pbl_addr = dp_.pbl(DataPath::kRamSize, 1);
+  post_raw(r);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_PBL));
+  pair();
+  // Data on a memory management WQE.
+  r.pbl_addr = dp_.pbl(buf_b_, 1);
+  r.ctrl |= vrnic::field_prep<VRNIC_WQE_CTRL_NUM_SGE_MASK>(1);
+  post_raw(r);
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_LOC_QP_OP_ERR},
+                                      uint32_t{VRNIC_VERR_WQE_LAYOUT}));
+  // A QP of another PD cannot register it.
+  DataPath::Qp other;
+  ASSERT_EQ(dp_.create_qp(pd2_, cq_, cq_, &other), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(other, other.qpn), VRNIC_AQ_STATUS_OK);
+  std::swap(a_, other);
+  post_reg(key_, 0, 4096, 1);
+  EXPECT_EQ(result(), refused(VRNIC_VERR_MR_KEY));
+  // ALLOC_MR's own limits.
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MR);
+  c.alloc_mr.pdn = pd_;
+  c.alloc_mr.max_pages = 0;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM);
+  c.alloc_mr.max_pages = dp_.cfg().limits.max_fast_reg_page_list_len + 1;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM);
+  c.alloc_mr.max_pages = 1;
+  c.alloc_mr.pdn = 999;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_NOT_FOUND);
+}
+
+// SEND_WITH_INV: the receiver's MR becomes invalid, and its completion
+// names the key; a key of another PD fails both sides with
+// REM_INV_REQ_ERR and changes nothing.
+TEST_F(FastRegTest, SendWithInvalidate) {
+  post_reg(with_byte(0x11), 0, 4096, 1);
+  EXPECT_EQ(std::get<1>(result()), VRNIC_CQE_SUCCESS);
+  const vrnic_sge rsge{buf_b_ + 8192, 4096, key_b_};
+  dp_.post_recv(b_, 7, std::span(&rsge, 1));
+  post_inv(VRNIC_WQE_SEND_WITH_INV, with_byte(0x11));
+  dp_.run();
+  auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 1U);  // (cqes() drained a's completion too)
+  EXPECT_EQ(got[0].status, VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(got[0].opcode, VRNIC_CQE_RECV);
+  EXPECT_TRUE(got[0].has_inv);
+  EXPECT_FALSE(got[0].has_imm);
+  EXPECT_EQ(got[0].imm, with_byte(0x11));
+  EXPECT_EQ(got[0].byte_len, 64U);
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, 0, with_byte(0x11)), VRNIC_CQE_REM_ACCESS_ERR);
+
+  uint32_t other = 0;
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MR);
+  c.alloc_mr.pdn = pd2_;
+  c.alloc_mr.max_pages = 1;
+  ASSERT_EQ(dp_.exec_result(c, &other), VRNIC_AQ_STATUS_OK);
+  pair();
+  dp_.post_recv(b_, 8, std::span(&rsge, 1));
+  post_inv(VRNIC_WQE_SEND_WITH_INV, other);
+  dp_.run();
+  std::vector<vrnic::CqeFields> a_done;
+  std::vector<vrnic::CqeFields> b_done;
+  while (auto e = dp_.poll(cq_)) {
+    (e->qpn == a_.qpn ? a_done : b_done).push_back(*e);
+  }
+  ASSERT_EQ(b_done.size(), 1U);
+  EXPECT_EQ(b_done[0].status, VRNIC_CQE_REM_INV_REQ_ERR);
+  EXPECT_EQ(b_done[0].vendor_err, VRNIC_VERR_INV_RKEY);
+  ASSERT_EQ(a_done.size(), 1U);
+  EXPECT_EQ(a_done[0].status, VRNIC_CQE_REM_INV_REQ_ERR);
+}
+
 }  // namespace
 
 namespace {

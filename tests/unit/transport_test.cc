@@ -47,6 +47,8 @@ class FakeEnv final : public QpEnv {
   int rnr_naks_rcvd = 0;
   int seq_naks_rcvd = 0;
   bool srq = false;
+  int local_ops = 0;
+  int remote_invalidations = 0;
 
   Region* find(uint32_t key) {
     auto it = regions.find(key);
@@ -141,6 +143,22 @@ class FakeEnv final : public QpEnv {
     v = cas ? (v == cmp_add ? swap : v) : v + cmp_add;
     std::memcpy(r->data.data() + (va - r->iova), &v, 8);
     return MemStatus::kOk;
+  }
+  // Memory management: LOCAL_INV and SEND_WITH_INV take a region away;
+  // REG_MR is only counted (the device's key states are tested in
+  // datapath_test.cc).
+  WcStatus local_op(const SendWqe& w, uint8_t* verr) override {
+    *verr = 0;
+    if (w.opcode == WrOpcode::kLocalInv && regions.erase(w.imm) == 0) {
+      *verr = VRNIC_VERR_MR_KEY;
+      return WcStatus::kLocQpOpErr;
+    }
+    ++local_ops;
+    return WcStatus::kSuccess;
+  }
+  bool invalidate_remote(uint32_t rkey) override {
+    ++remote_invalidations;
+    return regions.erase(rkey) != 0;
   }
   bool read_send_wqe(uint32_t index, SendWqe* wqe, bool* /*bad*/) override {
     if (runaway) {
@@ -380,6 +398,48 @@ TEST_F(TransportPair, FlushingARunawayProducerIsBounded) {
   }
 }
 
+// SEND_WITH_INV: the IETH rides on the last packet, the responder
+// invalidates the key once (a retransmitted packet is a duplicate), and
+// the receive completion names the key.
+TEST_F(TransportPair, SendWithInvalidateInvalidatesTheRkeyOnce) {
+  make(QpType::kRc);
+  wire_.drop = 0.2;
+  wire_.dup = 0.1;
+  eb_.add_region(0x3a05, 0x90000, 4096, kAll);
+  ea_.add_region(0x4b07, 0x90000, 4096, kAll);
+  eb_.post_recv(9, 0x200, 0x20000, 8192);
+  auto w = wqe(WrOpcode::kSendInv, 5, 0x10000, 3000);
+  w.imm = 0x3a05;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(eb_.recv_cqes[0].has_inv);
+  EXPECT_FALSE(eb_.recv_cqes[0].has_imm);
+  EXPECT_EQ(eb_.recv_cqes[0].imm, 0x3a05U);
+  EXPECT_EQ(eb_.recv_cqes[0].byte_len, 3000U);
+  EXPECT_EQ(eb_.find(0x3a05), nullptr);
+  EXPECT_EQ(eb_.remote_invalidations, 1);
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.send_cqes[0].opcode, WcOpcode::kSend);
+  EXPECT_NE(ea_.find(0x4b07), nullptr);  // the sender's keys are its own
+
+  // A key the responder cannot invalidate: IBA class J, both sides fail.
+  eb_.post_recv(10, 0x200, 0x20000, 8192);
+  wire_.drop = wire_.dup = 0;
+  w.index = 1;
+  w.wr_id = 6;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(eb_.recv_cqes.size(), 2U);
+  EXPECT_EQ(eb_.recv_cqes[1].status, WcStatus::kRemInvReqErr);
+  EXPECT_EQ(eb_.recv_cqes[1].vendor_err, VRNIC_VERR_INV_RKEY);
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kRemInvReqErr);
+  EXPECT_EQ(b_->state(), QpState::kErr);
+}
+
 // A READ repeated late, after the requester has its data and has had the
 // region invalidated (NVMe-oF: the target READs, then answers with
 // SEND_WITH_INV): the replay finds the region gone, is refused and
@@ -404,6 +464,62 @@ TEST_F(TransportPair, ALateRepeatedReadOfAnInvalidatedRegionIsDropped) {
   EXPECT_EQ(a_->state(), QpState::kRts);
   EXPECT_EQ(eb_.refused[Refusal::kKey], 1);
   EXPECT_EQ(ea_.send_cqes.size(), 1U);
+}
+
+// SEND_WITH_INV exists on RC only.
+TEST_F(TransportPair, SendWithInvalidateOnUcIsRefused) {
+  make(QpType::kUc);
+  auto w = wqe(WrOpcode::kSendInv, 5, 0x10000, 64);
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(ea_.send_cqes[0].vendor_err, VRNIC_VERR_WQE_QP_TYPE);
+}
+
+// LOCAL_INV and REG_MR take effect when the send queue reaches them, but
+// complete in order: after the SEND before them is acknowledged.
+TEST_F(TransportPair, LocalOpsRunInQueueOrderAndCompleteInOrder) {
+  make(QpType::kRc);
+  ea_.add_region(0x5c01, 0x90000, 4096, kAll);
+  eb_.post_recv(1, 0x200, 0x20000, 8192);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 1, 0x10000, 2000));
+  auto inv = wqe(WrOpcode::kLocalInv, 2, 0, 0);
+  inv.num_sge = 0;
+  inv.imm = 0x5c01;
+  ea_.sq.push_back(inv);
+  auto reg = wqe(WrOpcode::kRegMr, 3, 0, 0);
+  reg.num_sge = 0;
+  ea_.sq.push_back(reg);
+  a_->send_step(16);
+  EXPECT_EQ(ea_.find(0x5c01), nullptr);  // done already ...
+  EXPECT_EQ(ea_.local_ops, 2);
+  EXPECT_TRUE(ea_.send_cqes.empty());  // ... but not complete before the SEND
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 3U);
+  EXPECT_EQ(ea_.send_cqes[0].opcode, WcOpcode::kSend);
+  EXPECT_EQ(ea_.send_cqes[1].opcode, WcOpcode::kLocalInv);
+  EXPECT_EQ(ea_.send_cqes[1].wr_id, 2U);
+  EXPECT_EQ(ea_.send_cqes[2].opcode, WcOpcode::kRegMr);
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  EXPECT_EQ(ea_.retired, 3U);
+  EXPECT_EQ(a_->sq_psn(), psn_add(0xfffff0, 2));  // no PSNs for local work
+
+  // A LOCAL_INV that fails waits for the work before it, then fails.
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 4, 0x10000, 100));
+  eb_.post_recv(2, 0x200, 0x20000, 8192);
+  inv.index = 4;
+  inv.wr_id = 5;
+  ea_.sq.push_back(inv);  // 0x5c01 is gone
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 5U);
+  EXPECT_EQ(ea_.send_cqes[3].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.send_cqes[4].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(ea_.send_cqes[4].vendor_err, VRNIC_VERR_MR_KEY);
+  EXPECT_EQ(ea_.send_cqes[4].opcode, WcOpcode::kLocalInv);
+  EXPECT_EQ(a_->state(), QpState::kErr);
 }
 
 TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {

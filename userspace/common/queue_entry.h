@@ -63,6 +63,10 @@ class SqeWriter {
     put(offsetof(vrnic_sqe, remote_addr), to_le64(addr));
     put(offsetof(vrnic_sqe, rkey), to_le32(rkey));
   }
+  // LOCAL_INV and SEND_WITH_INV: the key to invalidate.
+  void set_invalidate(uint32_t key) const noexcept {
+    put(offsetof(vrnic_sqe, imm_data), to_le32(key));
+  }
   void set_atomic(uint64_t compare_add, uint64_t swap) const noexcept {
     put(offsetof(vrnic_sqe, compare_add), to_le64(compare_add));
     put(offsetof(vrnic_sqe, swap), to_le64(swap));
@@ -126,6 +130,23 @@ class SqeWriter {
   bool ud_ = false;
 };
 
+// A REG_MR WQE's registration (struct vrnic_sqe_reg_mr).
+struct FastRegFields {
+  uint32_t key = 0;
+  uint64_t iova = 0;
+  uint64_t length = 0;
+  uint64_t pbl_addr = 0;
+  uint32_t access = 0;
+  uint32_t npages = 0;
+  uint32_t page_shift = 0;
+};
+
+// Whether the device knows a send WQE opcode.
+constexpr bool sqe_opcode_known(uint32_t opcode) noexcept {
+  return opcode <= VRNIC_WQE_LOCAL_INV || opcode == VRNIC_WQE_SEND_WITH_INV ||
+         opcode == VRNIC_WQE_REG_MR;
+}
+
 // A send WQE as the device reads it.
 struct SqeFields {
   uint64_t wr_id = 0;
@@ -145,6 +166,7 @@ struct SqeFields {
   uint32_t num_sge = 0;
   std::array<WqeSge, VRNIC_MAX_SGE> sge{};
   std::span<const std::byte> inline_data;  // within the entry decoded
+  FastRegFields reg;                       // REG_MR
 };
 
 // Parse a send WQE (the stride bytes of its slot, copied out of the ring
@@ -173,14 +195,26 @@ inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* 
   out->swap = le64(h.swap);
   out->remote_qpn = le32(h.remote_qpn);
   out->remote_qkey = le32(h.remote_qkey);
-  if (out->opcode > VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
+  out->num_sge = 0;
+  out->inline_data = {};
+  if (!sqe_opcode_known(out->opcode)) {
     return VRNIC_VERR_WQE_OPCODE;
+  }
+  if (out->opcode == VRNIC_WQE_REG_MR || out->opcode == VRNIC_WQE_LOCAL_INV) {
+    if (out->opcode == VRNIC_WQE_REG_MR) {
+      vrnic_sqe_reg_mr r{};
+      std::memcpy(&r, entry.data(), sizeof(r));
+      out->reg = {le32(r.key),    le64(r.iova),   le64(r.length),    le64(r.pbl_addr),
+                  le32(r.access), le32(r.npages), le32(r.page_shift)};
+    }
+    // Memory management WQEs carry no data.
+    return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0
+               ? VRNIC_VERR_WQE_LAYOUT
+               : VRNIC_VERR_NONE;
   }
   if (ud) {
     std::memcpy(&out->av, entry.data() + VRNIC_SQE_DATA_OFFSET, sizeof(out->av));
   }
-  out->num_sge = 0;
-  out->inline_data = {};
   if (out->is_inline) {
     const uint32_t len = le32(h.length);
     if (len > entry.size() - data) {
@@ -262,6 +296,7 @@ struct CqeFields {
   uint32_t vendor_err = 0;
   uint32_t byte_len = 0;
   bool has_imm = false;
+  bool has_inv = false;  // a SEND_WITH_INV received: imm is the key invalidated
   uint32_t imm = 0;
   bool grh = false;   // UD receive: a GRH starts the buffer
   bool ipv4 = false;  // ... and it holds an IPv4 header
@@ -281,11 +316,12 @@ inline void cqe_write(std::byte* slot, const CqeFields& f, uint32_t idx,
   e.qpn = to_le32(f.qpn);
   e.src_qp = to_le32(f.src_qp);
   e.wqe_idx = to_le32(f.wqe_idx);
-  const uint32_t info =
-      field_prep<VRNIC_CQE_OPCODE_MASK>(f.opcode) | field_prep<VRNIC_CQE_STATUS_MASK>(f.status) |
-      field_prep<VRNIC_CQE_VENDOR_ERR_MASK>(f.vendor_err) | (f.has_imm ? VRNIC_CQE_F_IMM : 0) |
-      (f.grh ? VRNIC_CQE_F_GRH : 0) | (f.ipv4 ? VRNIC_CQE_F_IPV4 : 0) |
-      field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(idx, log_depth));
+  const uint32_t info = field_prep<VRNIC_CQE_OPCODE_MASK>(f.opcode) |
+                        field_prep<VRNIC_CQE_STATUS_MASK>(f.status) |
+                        field_prep<VRNIC_CQE_VENDOR_ERR_MASK>(f.vendor_err) |
+                        (f.has_imm ? VRNIC_CQE_F_IMM : 0) | (f.has_inv ? VRNIC_CQE_F_INV : 0) |
+                        (f.grh ? VRNIC_CQE_F_GRH : 0) | (f.ipv4 ? VRNIC_CQE_F_IPV4 : 0) |
+                        field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(idx, log_depth));
   std::memcpy(slot, &e, offsetof(vrnic_cqe, info));
   // The owner word last: the consumer reads nothing before it.
   store_release32(slot + offsetof(vrnic_cqe, info), to_le32(info));
@@ -312,6 +348,7 @@ inline bool cqe_read(const std::byte* slot, uint32_t ci, uint32_t log_depth,
   out->status = field_get<VRNIC_CQE_STATUS_MASK>(info);
   out->vendor_err = field_get<VRNIC_CQE_VENDOR_ERR_MASK>(info);
   out->has_imm = (info & VRNIC_CQE_F_IMM) != 0;
+  out->has_inv = (info & VRNIC_CQE_F_INV) != 0;
   out->grh = (info & VRNIC_CQE_F_GRH) != 0;
   out->ipv4 = (info & VRNIC_CQE_F_IPV4) != 0;
   if (vrnic_cqe_opcode_valid(out->opcode) == 0 || vrnic_cqe_status_valid(out->status) == 0) {

@@ -141,6 +141,17 @@ AqResult Device::cmd_reg_mr(const vrnic_aq_cmd& cmd) {
   return status(st, key);
 }
 
+AqResult Device::cmd_alloc_mr(const vrnic_aq_cmd& cmd) {
+  const vrnic_aq_alloc_mr& c = cmd.alloc_mr;
+  const uint32_t max_pages = vrnic::le32(c.max_pages);
+  if (flags_of(cmd) != 0 || max_pages == 0 || max_pages > cfg_.limits.max_fast_reg_page_list_len) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  uint32_t key = 0;
+  const uint8_t st = engine_.objects().alloc_mr(vrnic::le32(c.pdn), max_pages, &key);
+  return status(st, key);
+}
+
 AqResult Device::cmd_dereg_mr(const vrnic_aq_cmd& cmd) {
   if (flags_of(cmd) != 0) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);

@@ -80,6 +80,7 @@ bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host) {
   f.status = static_cast<uint32_t>(c.status);
   f.byte_len = c.byte_len;
   f.has_imm = c.has_imm;
+  f.has_inv = c.has_inv;
   f.imm = c.imm;
   f.grh = c.grh;
   f.ipv4 = c.ipv4;

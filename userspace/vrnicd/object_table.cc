@@ -66,7 +66,9 @@ Qp* ObjectTable::find_qp(uint32_t qpn) const { return find(qps_, qpn); }
 
 const Mr* ObjectTable::find_mr(uint32_t key, uint32_t pdn) const {
   const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
-  return mr != nullptr && mr->key == key && mr->pdn == pdn ? mr : nullptr;
+  return mr != nullptr && mr->key == key && mr->pdn == pdn && mr->state == MrState::kValid
+             ? mr
+             : nullptr;
 }
 
 bool ObjectTable::eq_in_use(uint32_t eqn) const {
@@ -177,7 +179,8 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
 uint8_t ObjectTable::dereg_mr(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
   const Mr* mr = find(mrs_, idx);
-  if (mr == nullptr || mr->key != key) {
+  // A fast-register MR's variant is the consumer's: its index names it.
+  if (mr == nullptr || (!mr->fast_reg && mr->key != key)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
   --pds_[mr->pdn]->refs;
@@ -186,6 +189,89 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
   mrs_[idx].reset();
   free_mrs_.push_back(idx);
   return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key) {
+  if (!pd_exists(pdn)) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  const uint32_t index = take_mr_index();
+  if (index == 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  auto mr = std::make_unique<Mr>();
+  mr->pdn = pdn;
+  mr->fast_reg = true;
+  mr->state = MrState::kFree;
+  mr->max_pages = max_pages;
+  add_mr(std::move(mr), index, key);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// The fast-register MR that key's index names, if it is of PD pdn.
+Mr* ObjectTable::fast_reg_mr(uint32_t key, uint32_t pdn) const {
+  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  return mr != nullptr && mr->fast_reg && mr->pdn == pdn ? mr : nullptr;
+}
+
+uint8_t ObjectTable::fast_reg(uint32_t pdn, const vrnic::FastRegFields& r) {
+  Mr* mr = fast_reg_mr(r.key, pdn);
+  if (mr == nullptr) {
+    return VRNIC_VERR_MR_KEY;
+  }
+  if (mr->state == MrState::kValid) {
+    return VRNIC_VERR_MR_STATE;
+  }
+  if (r.page_shift < VRNIC_MR_MIN_PAGE_SHIFT || r.page_shift > VRNIC_MR_MAX_PAGE_SHIFT ||
+      r.npages == 0 || r.npages > mr->max_pages || r.length > cfg_.limits.max_mr_size ||
+      r.iova + r.length < r.iova || (r.access & ~VRNIC_ACCESS_ALL) != 0) {
+    return VRNIC_VERR_MR_PAGES;
+  }
+  // The pages cover the region.
+  const uint64_t psize = 1ULL << r.page_shift;
+  const uint64_t base = r.iova & ~(psize - 1);
+  if ((r.iova - base + r.length + psize - 1) >> r.page_shift > r.npages) {
+    return VRNIC_VERR_MR_PAGES;
+  }
+  RegMrParams p;
+  p.pdn = pdn;
+  p.page_shift = r.page_shift;
+  p.npages = r.npages;
+  p.pbl_addr = r.pbl_addr;
+  Mr next;
+  if (map_mr_pages(mem_, p, &next) != VRNIC_AQ_STATUS_OK) {
+    return VRNIC_VERR_MR_PBL;
+  }
+  counters_.sub(VRNIC_STAT_MR_PAGES, mr->pages.size());
+  counters_.add(VRNIC_STAT_MR_PAGES, next.pages.size());
+  mr->pages = std::move(next.pages);
+  mr->key = r.key;
+  mr->access = r.access;
+  mr->iova = r.iova;
+  mr->length = r.length;
+  mr->page_shift = r.page_shift;
+  mr->base = base;
+  mr->state = MrState::kValid;
+  return VRNIC_VERR_NONE;
+}
+
+// LOCAL_INV names the MR's current key, in any state.
+uint8_t ObjectTable::invalidate(uint32_t key, uint32_t pdn) {
+  Mr* mr = fast_reg_mr(key, pdn);
+  if (mr == nullptr || mr->key != key) {
+    return VRNIC_VERR_MR_KEY;
+  }
+  mr->state = MrState::kInvalid;
+  return VRNIC_VERR_NONE;
+}
+
+bool ObjectTable::invalidate_remote(uint32_t key, uint32_t pdn) {
+  Mr* mr = fast_reg_mr(key, pdn);
+  if (mr == nullptr || mr->key != key || mr->state != MrState::kValid) {
+    return false;
+  }
+  mr->state = MrState::kInvalid;
+  return true;
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,13 @@ class ObjectTable {
   uint8_t destroy_pd(uint32_t pdn);
   uint8_t reg_mr(const RegMrParams& p, uint32_t* key);
   uint8_t dereg_mr(uint32_t key);
+  uint8_t alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key);
+  // The memory management WQEs of a QP of PD pdn: VRNIC_VERR_NONE, or why
+  // they fail (VRNIC_VERR_MR_*).  A failure changes nothing.
+  uint8_t fast_reg(uint32_t pdn, const vrnic::FastRegFields& r);
+  uint8_t invalidate(uint32_t key, uint32_t pdn);
+  // SEND_WITH_INV received: only a valid MR's current key.
+  bool invalidate_remote(uint32_t key, uint32_t pdn);
   uint8_t create_cq(const CreateCqParams& p, uint32_t* cqn);
   uint8_t resize_cq(const ResizeCqParams& p, uint32_t* moved);
   uint8_t destroy_cq(uint32_t cqn);
@@ -77,6 +84,7 @@ class ObjectTable {
   uint32_t new_key(uint32_t index);
   uint32_t take_mr_index();
   void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
+  [[nodiscard]] Mr* fast_reg_mr(uint32_t key, uint32_t pdn) const;
 
   const DeviceConfig& cfg_;
   const GuestMemory& mem_;

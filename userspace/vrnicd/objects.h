@@ -60,8 +60,16 @@ struct Pd {
   uint32_t refs = 0;  // MRs, QPs and SRQs using it
 };
 
+// IB's memory region states.  Registered MRs are valid from REG_MR to
+// DEREG_MR; fast-register MRs start free and move with REG_MR (valid),
+// LOCAL_INV and SEND_WITH_INV (invalid).
+enum class MrState : uint8_t { kValid, kFree, kInvalid };
+
 struct Mr {
-  uint32_t key = 0;
+  uint32_t key = 0;  // fast-register: the consumer's variant since REG_MR
+  MrState state = MrState::kValid;
+  bool fast_reg = false;
+  uint32_t max_pages = 0;  // fast-register: ALLOC_MR's page list capacity
   uint32_t pdn = 0;
   uint32_t access = 0;
   uint64_t iova = 0;

@@ -39,6 +39,7 @@ void header_of(const vrnic::SqeFields& f, roce::SendWqe* w) {
   w->swap = f.swap;
   w->remote_qpn = f.remote_qpn & roce::kQpnMask;
   w->remote_qkey = f.remote_qkey;
+  w->reg = f.reg;
 }
 
 }  // namespace
@@ -183,7 +184,8 @@ bool Qp::read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   if (error != VRNIC_VERR_NONE) {
     return refuse_wqe(wqe, bad, error);
   }
-  if (ud && !resolve_path(address_from_wire(f.av), qpn(), ctx_.host.port(), &wqe->ud_path)) {
+  if (ud && !wqe->is_local() &&
+      !resolve_path(address_from_wire(f.av), qpn(), ctx_.host.port(), &wqe->ud_path)) {
     return refuse_wqe(wqe, bad, VRNIC_VERR_WQE_AV);
   }
   if (f.is_inline) {
@@ -245,6 +247,14 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
 // Memory, through the keys of the QP's PD
 
 const Mr* Qp::find_mr(uint32_t key) const { return ctx_.objects.find_mr(key, pdn_); }
+
+roce::WcStatus Qp::local_op(const roce::SendWqe& w, uint8_t* verr) {
+  *verr = w.opcode == roce::WrOpcode::kRegMr ? ctx_.objects.fast_reg(pdn_, w.reg)
+                                             : ctx_.objects.invalidate(w.imm, pdn_);
+  return *verr == VRNIC_VERR_NONE ? roce::WcStatus::kSuccess : roce::WcStatus::kLocQpOpErr;
+}
+
+bool Qp::invalidate_remote(uint32_t rkey) { return ctx_.objects.invalidate_remote(rkey, pdn_); }
 
 MemStatus Qp::check_local(std::span<const roce::Sge> sges, uint32_t need) {
   for (const roce::Sge& s : sges) {

@@ -31,7 +31,7 @@ class Port;
 
 // What a QP uses of the device around it.
 struct QpContext {
-  const ObjectTable& objects;
+  ObjectTable& objects;
   FrameRouter& router;
   EngineHost& host;
   Counters& counters;
@@ -85,6 +85,8 @@ class Qp final : public roce::QpEnv {
   roce::MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) override;
   roce::MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint64_t compare_add,
                                 uint64_t swap, uint64_t* original) override;
+  roce::WcStatus local_op(const roce::SendWqe& w, uint8_t* verr) override;
+  bool invalidate_remote(uint32_t rkey) override;
   bool read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) override;
   uint32_t send_producer() override;
   bool take_recv_wqe(roce::RecvWqe* wqe, bool* bad) override;

@@ -36,6 +36,7 @@ WcOpcode wc_opcode_for(WrOpcode op) {
       return WcOpcode::kWrite;
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
+    case WrOpcode::kSendInv:
       return WcOpcode::kSend;
     case WrOpcode::kRead:
       return WcOpcode::kRead;
@@ -43,6 +44,10 @@ WcOpcode wc_opcode_for(WrOpcode op) {
       return WcOpcode::kCompareSwap;
     case WrOpcode::kFetchAdd:
       return WcOpcode::kFetchAdd;
+    case WrOpcode::kLocalInv:
+      return WcOpcode::kLocalInv;
+    case WrOpcode::kRegMr:
+      return WcOpcode::kRegMr;
   }
   return WcOpcode::kSend;
 }
@@ -55,6 +60,9 @@ constexpr MessageOpcodes kSendOpcodes{kSendFirst,   kSendMiddle, kSendLast,
                                       kSendLastImm, kSendOnly,   kSendOnlyImm};
 constexpr MessageOpcodes kWriteOpcodes{kWriteFirst,   kWriteMiddle, kWriteLast,
                                        kWriteLastImm, kWriteOnly,   kWriteOnlyImm};
+// SEND_WITH_INV: the IETH rides on the last packet.
+constexpr MessageOpcodes kSendInvOpcodes{kSendFirst,   kSendMiddle,  kSendLastInv,
+                                         kSendLastInv, kSendOnlyInv, kSendOnlyInv};
 
 uint8_t message_opcode(const MessageOpcodes& o, bool first, bool last, bool imm) {
   if (first && last) {
@@ -112,7 +120,11 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
   switch (w.opcode) {
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
+    case WrOpcode::kLocalInv:
+    case WrOpcode::kRegMr:
       return true;
+    case WrOpcode::kSendInv:
+      return cfg_.type == QpType::kRc;  // IETH exists in RC only
     case WrOpcode::kWrite:
     case WrOpcode::kWriteImm:
       return cfg_.type != QpType::kUd;
@@ -212,12 +224,39 @@ bool QpTransport::start_next_wqe() {
   if (!validate_wqe(op, &st, &verr)) {
     return fail_wqe(std::move(op), st, verr);
   }
+  if (op.wqe.is_local()) {
+    return start_local(std::move(op));
+  }
   op.first_psn = next_psn_;
   op.npkts = op.is_atomic() || cfg_.type == QpType::kUd ? 1 : packets_for(op.wqe.length, cfg_.mtu);
   next_psn_ = psn_add(next_psn_, op.npkts);
   ++sq_next_;
   ops_.push_back(std::move(op));
   env_.count_wqe();
+  return true;
+}
+
+// REG_MR and LOCAL_INV take effect when the send queue reaches them, so
+// every WQE after them sees it; they complete in order with the others.  A
+// failing one changes nothing, and completes in error once the work before
+// it has completed.
+bool QpTransport::start_local(SendOp op) {
+  uint8_t verr = 0;
+  const WcStatus st = env_.local_op(op.wqe, &verr);
+  if (st != WcStatus::kSuccess) {
+    return fail_wqe(std::move(op), st, verr);
+  }
+  op.first_psn = next_psn_;
+  op.npkts = 0;
+  op.sent = true;
+  op.done = true;
+  ++sq_next_;
+  if (tx_op_ == ops_.size()) {
+    ++tx_op_;  // nothing to transmit before it
+  }
+  ops_.push_back(std::move(op));
+  env_.count_wqe();
+  complete_ops();
   return true;
 }
 
@@ -247,6 +286,11 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
       p = new_packet(message_opcode(kSendOpcodes, first, last, imm), psn);
       *payload = wqe_payload(w, off, std::min<uint64_t>(cfg_.mtu, w.length - off));
       break;
+    case WrOpcode::kSendInv:
+      p = new_packet(message_opcode(kSendInvOpcodes, first, last, false), psn);
+      p.ieth = w.imm;
+      *payload = wqe_payload(w, off, std::min<uint64_t>(cfg_.mtu, w.length - off));
+      break;
     case WrOpcode::kWrite:
     case WrOpcode::kWriteImm:
       p = new_packet(message_opcode(kWriteOpcodes, first, last, imm), psn);
@@ -267,6 +311,9 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
       p.atomic = {w.remote_addr, w.rkey, cas ? w.swap : w.compare_add, w.compare_add};
       break;
     }
+    case WrOpcode::kLocalInv:
+    case WrOpcode::kRegMr:
+      break;  // no packets (start_local)
   }
   p.bth.ack_req = cfg_.type == QpType::kRc && (last || (k + 1) % kAckReqInterval == 0);
   p.bth.solicited = last && w.solicited;
@@ -388,6 +435,10 @@ bool QpTransport::send_step(int budget) {
 // busy (it goes out on a later round), -1 failed.
 int QpTransport::transmit_step() {
   SendOp& op = ops_[tx_op_];
+  if (op.wqe.is_local()) {
+    ++tx_op_;  // done when it started
+    return 1;
+  }
   if (!window_open(op)) {
     return 0;
   }

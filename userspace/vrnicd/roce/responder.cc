@@ -68,6 +68,10 @@ void QpTransport::complete_recv(WcStatus status, uint32_t byte_len, const Packet
       c.has_imm = true;
       c.imm = last->imm;
     }
+    if ((oi.bits & kHasIeth) != 0) {
+      c.has_inv = true;
+      c.imm = last->ieth;
+    }
     if (oi.kind == OpKind::kWrite) {
       c.opcode = WcOpcode::kRecvWriteImm;
     }
@@ -304,6 +308,13 @@ bool QpTransport::place_send(const Packet& pkt, const OpcodeInfo& oi) {
     return false;
   }
   recv_offset_ += plen;
+  if ((oi.bits & kHasIeth) != 0 && !env_.invalidate_remote(pkt.ieth)) {
+    // IBA class J: the receive completes in error, and so does the QP.
+    fail_recv(WcStatus::kRemInvReqErr, VRNIC_VERR_INV_RKEY);
+    recv_active_ = false;
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return false;
+  }
   if ((oi.bits & kIsLast) != 0) {
     recv_active_ = false;
     ++msn_;
@@ -314,10 +325,6 @@ bool QpTransport::place_send(const Packet& pkt, const OpcodeInfo& oi) {
 
 // false: not accepted (RNR, or the QP went to error).
 bool QpTransport::on_send(const Packet& pkt, const OpcodeInfo& oi) {
-  if ((oi.bits & kHasIeth) != 0) {
-    responder_error(kNakInvalidRequest, pkt.bth.psn, QpEvent::kReqErr);  // no invalidation
-    return false;
-  }
   if ((oi.bits & kIsFirst) != 0) {
     if (!take_recv(pkt.bth.psn)) {
       return false;

@@ -52,6 +52,9 @@ enum class WrOpcode : uint8_t {
   kRead = VRNIC_WQE_RDMA_READ,
   kCompareSwap = VRNIC_WQE_ATOMIC_CMP_AND_SWP,
   kFetchAdd = VRNIC_WQE_ATOMIC_FETCH_AND_ADD,
+  kLocalInv = VRNIC_WQE_LOCAL_INV,
+  kSendInv = VRNIC_WQE_SEND_WITH_INV,
+  kRegMr = VRNIC_WQE_REG_MR,
 };
 
 // Completion opcodes and statuses.
@@ -61,6 +64,8 @@ enum class WcOpcode : uint8_t {
   kRead = VRNIC_CQE_RDMA_READ,
   kCompareSwap = VRNIC_CQE_COMP_SWAP,
   kFetchAdd = VRNIC_CQE_FETCH_ADD,
+  kLocalInv = VRNIC_CQE_LOCAL_INV,
+  kRegMr = VRNIC_CQE_REG_MR,
   kRecv = VRNIC_CQE_RECV,
   kRecvWriteImm = VRNIC_CQE_RECV_RDMA_WITH_IMM,
 };
@@ -94,7 +99,8 @@ struct SendWqe {
   bool solicited = false;
   bool fence = false;
   bool is_inline = false;
-  uint32_t imm = 0;
+  uint32_t imm = 0;  // immediate data, or the key LOCAL_INV and
+                     // SEND_WITH_INV invalidate
   uint64_t remote_addr = 0;
   uint32_t rkey = 0;
   uint64_t compare_add = 0;
@@ -105,8 +111,14 @@ struct SendWqe {
   uint32_t num_sge = 0;
   std::array<Sge, kMaxSge> sge{};
   std::vector<std::byte> inline_data;
-  uint64_t length = 0;     // message length
-  uint8_t vendor_err = 0;  // with read_send_wqe()'s *bad: why (VRNIC_VERR_*)
+  uint64_t length = 0;       // message length
+  uint8_t vendor_err = 0;    // with read_send_wqe()'s *bad: why (VRNIC_VERR_*)
+  vrnic::FastRegFields reg;  // REG_MR
+
+  // REG_MR and LOCAL_INV: executed by the device, no packets.
+  [[nodiscard]] bool is_local() const {
+    return opcode == WrOpcode::kRegMr || opcode == WrOpcode::kLocalInv;
+  }
 };
 
 struct RecvWqe {
@@ -124,6 +136,7 @@ struct Completion {
   WcStatus status = WcStatus::kSuccess;
   uint32_t byte_len = 0;
   bool has_imm = false;
+  bool has_inv = false;  // a SEND_WITH_INV: imm is the key it invalidated
   uint32_t imm = 0;
   uint32_t src_qp = 0;
   bool grh = false;
@@ -222,6 +235,13 @@ class QpEnv {
   virtual MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) = 0;
   virtual MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap,
                                   uint64_t compare_add, uint64_t swap, uint64_t* original) = 0;
+
+  // REG_MR and LOCAL_INV of a WQE: kSuccess, or its error status with
+  // *verr (VRNIC_VERR_MR_*).
+  virtual WcStatus local_op(const SendWqe& w, uint8_t* verr) = 0;
+  // SEND_WITH_INV received: invalidate rkey, a valid fast-register MR of
+  // the QP's PD.  false if it is not one.
+  virtual bool invalidate_remote(uint32_t rkey) = 0;
 
   // Send ring: the WQE at index if the driver has posted it.  false with
   // *bad set: it is posted but malformed.
@@ -364,6 +384,7 @@ class QpTransport {
   [[nodiscard]] bool opcode_allowed(const SendWqe& w) const;
   bool validate_wqe(SendOp& op, WcStatus* status, uint8_t* verr);
   bool fail_wqe(SendOp op, WcStatus status, uint8_t verr);
+  bool start_local(SendOp op);
   [[nodiscard]] Packet request_packet(const SendOp& op, uint32_t k, Payload* payload) const;
   static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
   void address_datagram(const SendWqe& w, Packet* p) const;
