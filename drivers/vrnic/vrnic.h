@@ -338,6 +338,7 @@ int vrnic_cmd_destroy_pd(struct vrnic_dev *dev, u32 pdn);
 int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 		     u32 *key);
 int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key);
+int vrnic_cmd_alloc_mr(struct vrnic_dev *dev, u32 pdn, u32 max_pages, u32 *key);
 int vrnic_cmd_create_cq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb,
 			u32 log_depth, u32 eqn, u32 *cqn);
 int vrnic_cmd_destroy_cq(struct vrnic_dev *dev, u32 cqn);

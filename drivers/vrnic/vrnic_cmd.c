@@ -277,6 +277,21 @@ int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key)
 	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DEREG_MR, key);
 }
 
+int vrnic_cmd_alloc_mr(struct vrnic_dev *dev, u32 pdn, u32 max_pages, u32 *key)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_MR, 0);
+	cmd.alloc_mr.pdn = cpu_to_le32(pdn);
+	cmd.alloc_mr.max_pages = cpu_to_le32(max_pages);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*key = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
 static void vrnic_cmd_qbuf(struct vrnic_qbuf_desc *d, const struct vrnic_qbuf *qb)
 {
 	d->pbl_addr = cpu_to_le64(qb->pbl_dma);

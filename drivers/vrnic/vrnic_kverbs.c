@@ -49,6 +49,12 @@ static int vrnic_wqe_opcode(enum ib_wr_opcode op, bool ud, u32 *out)
 	case IB_WR_SEND_WITH_IMM:
 		*out = VRNIC_WQE_SEND_WITH_IMM;
 		return 0;
+	case IB_WR_LOCAL_INV:
+		*out = VRNIC_WQE_LOCAL_INV;
+		return 0;
+	case IB_WR_REG_MR:
+		*out = VRNIC_WQE_REG_MR;
+		return 0;
 	default:
 		break;
 	}
@@ -70,10 +76,55 @@ static int vrnic_wqe_opcode(enum ib_wr_opcode op, bool ud, u32 *out)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		*out = VRNIC_WQE_ATOMIC_FETCH_AND_ADD;
 		return 0;
+	case IB_WR_SEND_WITH_INV:
+		*out = VRNIC_WQE_SEND_WITH_INV;
+		return 0;
 	default:
-		/* Memory windows, fast registration, invalidation: none. */
+		/* Memory windows, signature MRs: none. */
 		return -EINVAL;
 	}
+}
+
+static u32 vrnic_sqe_flags(const struct vrnic_qp *qp, const struct ib_send_wr *wr)
+{
+	u32 ctrl = 0;
+
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
+		ctrl |= VRNIC_WQE_CTRL_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		ctrl |= VRNIC_WQE_CTRL_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		ctrl |= VRNIC_WQE_CTRL_FENCE;
+	return ctrl;
+}
+
+/*
+ * IB_WR_REG_MR: register the pages vrnic_map_mr_sg() listed.  The device
+ * reads the list when it reaches the WQE; ULPs map an MR again only after
+ * its invalidation completed, so the list stays put until then.
+ */
+static int vrnic_build_reg_mr(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			      void *slot)
+{
+	const struct ib_reg_wr *reg = reg_wr(wr);
+	struct vrnic_mr *mr = to_vmr(reg->mr);
+	struct vrnic_sqe_reg_mr *r = slot;
+
+	if (!mr->pages || !mr->npages || wr->num_sge ||
+	    !is_power_of_2(reg->mr->page_size))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->wr_id = cpu_to_le64(wr->wr_id);
+	r->key = cpu_to_le32(reg->key);
+	r->iova = cpu_to_le64(reg->mr->iova);
+	r->length = cpu_to_le64(reg->mr->length);
+	r->pbl_addr = cpu_to_le64(mr->pages_dma);
+	r->npages = cpu_to_le32(mr->npages);
+	r->page_shift = cpu_to_le32(ilog2(reg->mr->page_size));
+	r->access = cpu_to_le32(vrnic_access(reg->access));
+	r->ctrl = cpu_to_le32(FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, VRNIC_WQE_REG_MR) |
+			      vrnic_sqe_flags(qp, wr));
+	return 0;
 }
 
 /* Build one send WQE in its ring slot. */
@@ -89,21 +140,21 @@ static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	err = vrnic_wqe_opcode(wr->opcode, qp->ud, &opcode);
 	if (err)
 		return err;
-	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+	if (opcode == VRNIC_WQE_REG_MR)
+		return vrnic_build_reg_mr(qp, wr, slot);
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
+	    (opcode == VRNIC_WQE_LOCAL_INV && wr->num_sge))
 		return -EINVAL;
 
 	memset(slot, 0, data);
-	ctrl = FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode);
-	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
-		ctrl |= VRNIC_WQE_CTRL_SIGNALED;
-	if (wr->send_flags & IB_SEND_SOLICITED)
-		ctrl |= VRNIC_WQE_CTRL_SOLICITED;
-	if (wr->send_flags & IB_SEND_FENCE)
-		ctrl |= VRNIC_WQE_CTRL_FENCE;
+	ctrl = FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode) |
+	       vrnic_sqe_flags(qp, wr);
 	h->wr_id = cpu_to_le64(wr->wr_id);
 	if (opcode == VRNIC_WQE_SEND_WITH_IMM ||
 	    opcode == VRNIC_WQE_RDMA_WRITE_WITH_IMM)
 		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
+	if (opcode == VRNIC_WQE_LOCAL_INV || opcode == VRNIC_WQE_SEND_WITH_INV)
+		h->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
 
 	switch (opcode) {
 	case VRNIC_WQE_RDMA_WRITE:
@@ -134,6 +185,7 @@ static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	}
 
 	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    opcode != VRNIC_WQE_LOCAL_INV &&
 	    opcode != VRNIC_WQE_RDMA_READ &&
 	    opcode != VRNIC_WQE_ATOMIC_CMP_AND_SWP &&
 	    opcode != VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
@@ -309,6 +361,9 @@ static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
 	if (info & VRNIC_CQE_F_IMM) {
 		wc->ex.imm_data = cpu_to_be32(le32_to_cpu(cqe->imm_data));
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (info & VRNIC_CQE_F_INV) {
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (info & VRNIC_CQE_F_GRH) {
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;

@@ -216,6 +216,71 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * A fast-register MR for kernel ULPs: the device keeps it free (no access)
+ * until a REG_MR WQE, posted after vrnic_map_mr_sg(), registers the pages
+ * of mr->pages.  The list stays the driver's; the device reads it when it
+ * executes the WQE.
+ */
+struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > dev->attrs.max_fast_reg_page_list_len)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->max_pages = max_num_sg;
+	mr->pages = dma_alloc_coherent(&dev->pdev->dev,
+				       max_num_sg * sizeof(*mr->pages),
+				       &mr->pages_dma, GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = vrnic_cmd_alloc_mr(dev, to_vpd(ibpd)->pdn, max_num_sg, &mr->key);
+	if (err)
+		goto err_pages;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return &mr->ibmr;
+
+err_pages:
+	/* ALLOC_MR does not lend the list: the device reads it at REG_MR. */
+	dma_free_coherent(&dev->pdev->dev, max_num_sg * sizeof(*mr->pages),
+			  mr->pages, mr->pages_dma);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int vrnic_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+
+	if (!mr->pages)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vrnic_set_page);
+}
+
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibmr->device);
@@ -231,6 +296,8 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return err;
 	if (mr->umem)
 		vrnic_reclaim_umem(dev, mr->umem, err);
+	vrnic_reclaim_coherent(dev, mr->max_pages * sizeof(*mr->pages),
+			       mr->pages, mr->pages_dma, err);
 	kfree(mr);
 	return 0;
 }

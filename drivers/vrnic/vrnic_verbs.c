@@ -37,6 +37,8 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
 	if (a->dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE)
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	if (a->dev_caps & VRNIC_DEV_CAP_MEM_MGT_EXT)
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
 				  IB_DEVICE_SYS_IMAGE_GUID;
 	attr->max_send_sge = a->max_send_sge;

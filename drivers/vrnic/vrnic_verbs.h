@@ -31,7 +31,12 @@ struct vrnic_pd {
 struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
-	u32 key;
+	u32 key;		/* as the device made it (DEREG_MR takes it) */
+	/* Fast-register MRs: the page list a REG_MR WQE points the device at */
+	__le64 *pages;
+	dma_addr_t pages_dma;
+	u32 max_pages;
+	u32 npages;
 };
 
 struct vrnic_cq {
@@ -179,6 +184,10 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
 u32 vrnic_access(int ib_access);
 
 /* vrnic_cq.c */
