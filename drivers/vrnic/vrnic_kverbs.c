@@ -262,6 +262,26 @@ out:
 	return err;
 }
 
+/* One receive WQE into its slot; max_sge bounds its SGEs. */
+static int vrnic_write_rqe(void *slot, const struct ib_recv_wr *wr, u32 max_sge)
+{
+	struct vrnic_rqe *rqe = slot;
+	struct vrnic_sge *sge = (struct vrnic_sge *)(rqe + 1);
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	rqe->wr_id = cpu_to_le64(wr->wr_id);
+	rqe->num_sge = cpu_to_le32(wr->num_sge);
+	rqe->rsvd = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	return 0;
+}
+
 int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
@@ -270,10 +290,8 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
 	u32 depth = 1U << qp->rq.log_depth;
 	unsigned long flags;
-	struct vrnic_rqe *rqe;
-	struct vrnic_sge *sge;
 	u32 start, ci;
-	int err = 0, i;
+	int err = 0;
 
 	if (qp->mmap_entry || ibqp->srq) {
 		*bad_wr = wr;
@@ -292,20 +310,10 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge) {
-			err = -EINVAL;
+		err = vrnic_write_rqe(vrnic_kring_slot(&qp->rq, qp->rq.pi), wr,
+				      qp->cap.max_recv_sge);
+		if (err)
 			break;
-		}
-		rqe = vrnic_kring_slot(&qp->rq, qp->rq.pi);
-		rqe->wr_id = cpu_to_le64(wr->wr_id);
-		rqe->num_sge = cpu_to_le32(wr->num_sge);
-		rqe->rsvd = 0;
-		sge = (struct vrnic_sge *)(rqe + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
 		qp->rq.pi++;
 	}
 	if (err)
@@ -317,6 +325,46 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 out:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return err;
+}
+
+int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct vrnic_dev *dev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	struct vrnic_srq_dbrec *db = srq->qb.buf;
+	u32 depth = 1U << srq->ring.log_depth;
+	unsigned long flags;
+	u32 start, ci;
+	int err = 0;
+
+	if (srq->mmap_entry) {
+		*bad_wr = wr;
+		return -EINVAL;	/* a user SRQ: its process posts */
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	start = srq->ring.pi;
+	for (; wr; wr = wr->next) {
+		ci = le32_to_cpu(READ_ONCE(db->ci));
+		if (srq->ring.pi - ci >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = vrnic_write_rqe(vrnic_kring_slot(&srq->ring, srq->ring.pi), wr,
+				      srq->max_sge);
+		if (err)
+			break;
+		srq->ring.pi++;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (srq->ring.pi != start) {
+		dma_wmb();
+		WRITE_ONCE(db->pi, cpu_to_le32(srq->ring.pi));
+		vrnic_kick_engine(dev);
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }
 

@@ -507,6 +507,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.poll_cq = vrnic_poll_cq,
 	.post_recv = vrnic_post_recv,
 	.post_send = vrnic_post_send,
+	.post_srq_recv = vrnic_post_srq_recv,
 	.query_device = vrnic_query_device,
 	.query_pkey = vrnic_query_pkey,
 	.query_port = vrnic_query_port,

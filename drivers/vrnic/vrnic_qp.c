@@ -410,11 +410,9 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 npages;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 	err = vrnic_rq_geometry(attr->max_wr, attr->max_sge,
 				dev->attrs.max_srq_wr, dev->attrs.max_srq_sge,
@@ -437,15 +435,23 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = xa_insert_irq(&dev->srq_xa, srq->srqn, srq, GFP_KERNEL);
 	if (err)
 		goto err_destroy;
+	srq->max_wr = 1U << log_depth;
+	srq->max_sge = vrnic_rq_sges(log_stride, dev->attrs.max_srq_sge);
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	if (!udata) {
+		/* A kernel SRQ (nvmet-rdma use_srq=1): vrnic_post_srq_recv(). */
+		spin_lock_init(&srq->lock);
+		srq->ring.base = srq->qb.buf + PAGE_SIZE;
+		srq->ring.log_depth = log_depth;
+		srq->ring.log_stride = log_stride;
+		return 0;
+	}
 	srq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &srq->qb, &key);
 	if (!srq->mmap_entry) {
 		err = -ENOMEM;
 		goto err_erase;
 	}
-	srq->max_wr = 1U << log_depth;
-	srq->max_sge = vrnic_rq_sges(log_stride, dev->attrs.max_srq_sge);
-	attr->max_wr = srq->max_wr;
-	attr->max_sge = srq->max_sge;
 
 	resp.qbuf_key = key;
 	resp.qbuf_size = npages << PAGE_SHIFT;

@@ -87,7 +87,9 @@ struct vrnic_srq {
 	u32 max_wr;
 	u32 max_sge;
 	struct vrnic_qbuf qb;
-	struct rdma_user_mmap_entry *mmap_entry;
+	struct rdma_user_mmap_entry *mmap_entry;	/* user SRQs */
+	spinlock_t lock;			/* kernel SRQs: ring */
+	struct vrnic_kring ring;
 };
 
 struct vrnic_ah {
@@ -199,6 +201,8 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 /* vrnic_kverbs.c: the data path of kernel QPs and CQs */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
+int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
