@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# NVMe over Fabrics on RDMA, for vrnic_nvmeof.sh (one guest) and
+# vrnic_pair_nvmeof.sh (two guests): source after lib.sh.
+#
+# The target is nvmet with nvmet-rdma, configured through configfs: one
+# namespace on a RAM-backed null_blk, one on a file in tmpfs (buffered:
+# tmpfs has no O_DIRECT).  The host is nvme-rdma through nvme-cli:
+# discover, connect, fio with crc32c verify (4 KiB random at QD 32 with 2
+# jobs, 128 KiB sequential, 1 MiB requests that need multi-page FRWRs),
+# disconnect, connect again, verify again, disconnect.  nvme-rdma registers
+# each request's pages with REG_MR and has the target invalidate them with
+# SEND_WITH_INV (or does so itself with LOCAL_INV); nvmet moves the data
+# with RDMA READ and WRITE.
+
+nvmeof_nqn=vrnic-nvmeof-test
+nvmeof_port=4420
+nvmeof_cfg=/sys/kernel/config/nvmet
+
+# ktap results each side reports.
+nvmeof_target_results=1
+nvmeof_host_results=11
+
+# nvmeof_target_setup ADDR [NVMET_RDMA_PARAM...]: serve the subsystem on
+# ADDR:4420 (use_srq=1: receive through SRQs).
+nvmeof_target_setup() {
+	local s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1 out rc=0
+	out=$({
+		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
+			modprobe nvmet && modprobe nvmet-rdma "${@:2}" &&
+			{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
+			truncate -s 256M /tmp/nvmeof-ns2.img &&
+			mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+			mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+			echo 1 >"$s/namespaces/1/enable" &&
+			mkdir "$s/namespaces/2" && echo -n /tmp/nvmeof-ns2.img >"$s/namespaces/2/device_path" &&
+			echo 1 >"$s/namespaces/2/buffered_io" && echo 1 >"$s/namespaces/2/enable" &&
+			mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+			echo "$1" >"$p/addr_traddr" && echo $nvmeof_port >"$p/addr_trsvcid" &&
+			ln -s "$s" "$p/subsystems/$nvmeof_nqn"
+	} 2>&1) || rc=1
+	ktap_check "target: nvmet-rdma ${*:2}${2:+ }on $1:$nvmeof_port, namespaces null_blk and file" $rc \
+		"$out" "$(dmesg | tail -n 20)"
+}
+
+nvmeof_target_teardown() {
+	local s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1
+	rm -f "$p/subsystems/$nvmeof_nqn"
+	rmdir "$p" "$s/namespaces/2" "$s/namespaces/1" "$s" 2>/dev/null
+	modprobe -r nvmet-rdma nvmet null_blk 2>/dev/null
+	rm -f /tmp/nvmeof-ns2.img
+}
+
+# nvmeof_fio NAME DEV ARGS...: write, then read back and check every block.
+nvmeof_fio() {
+	local name=$1 dev=$2 out rc
+	shift 2
+	if [[ ! -b $dev ]]; then
+		ktap_not_ok "fio $name: $dev is no block device"
+		return
+	fi
+	out=$(fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting "$@" 2>&1)
+	rc=$?
+	[[ $rc == 0 ]] && grep -q ' err= 0' <<<"$out" && ! grep -q 'verify: bad' <<<"$out"
+	ktap_check "fio $name on ${dev#/dev/}: $(grep -Eo 'WRITE: bw=[^ ]+' <<<"$out" | head -n 1)" \
+		$? "fio exit $rc" "$(tail -n 15 <<<"$out")"
+}
+
+# The namespace block devices of the subsystem (nvme0n1 ...), once both
+# appear.
+nvmeof_devices() {
+	local sub n devs try
+	for ((try = 0; try < 100; try++)); do
+		for sub in /sys/class/nvme-subsystem/*; do
+			[[ $(cat "$sub/subsysnqn" 2>/dev/null) == "$nvmeof_nqn" ]] || continue
+			devs=()
+			for n in "$sub"/nvme*n*; do
+				[[ -b /dev/${n##*/} ]] && devs+=("/dev/${n##*/}")
+			done
+			if ((${#devs[@]} == 2)); then
+				printf '%s\n' "${devs[@]}"
+				return 0
+			fi
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# nvmeof_connect ADDR WHAT: connect; the namespaces go to nvmeof_devs.
+nvmeof_connect() {
+	local out rc=0
+	out=$(nvme connect -t rdma -a "$1" -s $nvmeof_port -n $nvmeof_nqn 2>&1)
+	nvmeof_devs=$(nvmeof_devices) || rc=1
+	ktap_check "$2: ${nvmeof_devs//$'\n'/ }" $rc "$out" "$(dmesg | tail -n 20)"
+}
+
+nvmeof_disconnect() {
+	local out
+	out=$(nvme disconnect -n $nvmeof_nqn 2>&1)
+	grep -q "disconnected 1 controller" <<<"$out"
+	ktap_check "$1: $out" $?
+}
+
+# Called once the host's first connection is up (the target's queues
+# exist then); a test may redefine it.
+nvmeof_connected_hook() { :; }
+
+# nvmeof_host_run ADDR MARK: everything the host does against ADDR; MARK
+# is the dmesg mark from before.
+nvmeof_host_run() {
+	local addr=$1 mark=$2 out devs
+	modprobe nvme-rdma
+	out=$(nvme discover -t rdma -a "$addr" -s $nvmeof_port 2>&1)
+	grep -q "subnqn: *$nvmeof_nqn" <<<"$out"
+	ktap_check "nvme discover -t rdma -a $addr: $nvmeof_nqn" $? "$out" "$(dmesg | tail -n 20)"
+
+	nvmeof_connect "$addr" "nvme connect -t rdma"
+	devs=$nvmeof_devs
+	nvmeof_connected_hook
+	if [[ -n $devs ]]; then
+		local ns1 ns2
+		ns1=$(head -n 1 <<<"$devs")
+		ns2=$(tail -n 1 <<<"$devs")
+		nvmeof_fio randwrite-4k "$ns1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
+			--size=16M --offset_increment=16M
+		nvmeof_fio seq-128k "$ns2" --rw=write --bs=128k --iodepth=8 --size=32M
+		nvmeof_fio seq-1m "$ns1" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
+		nvmeof_fio seq-1m "$ns2" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
+	else
+		for n in 1 2 3 4; do ktap_skip "fio $n" "no namespaces"; done
+	fi
+	nvmeof_disconnect "nvme disconnect"
+
+	nvmeof_connect "$addr" "nvme connect again"
+	devs=$nvmeof_devs
+	if [[ -n $devs ]]; then
+		nvmeof_fio again-randrw-4k "$(head -n 1 <<<"$devs")" --rw=randrw --bs=4k --iodepth=16 \
+			--size=8M
+	else
+		ktap_skip "fio again" "no namespaces"
+	fi
+	nvmeof_disconnect "nvme disconnect again"
+	modprobe -r nvme-rdma 2>/dev/null
+	# fio's retries would hide a transport failure: none may happen.
+	out=$(dmesg_since "$mark" | grep -E 'error recovery|failed with status|Bogus remote')
+	[[ -z $out ]]
+	ktap_check "host: no work completion failed, no error recovery" $? "$out"
+}
+
+# nvmeof_no_warnings MARK WHO
+nvmeof_no_warnings() {
+	local out
+	out=$(dmesg_since "$1" | kernel_trouble)
+	[[ -z $out ]]
+	ktap_check "$2: no kernel warnings" $? "$out"
+}
