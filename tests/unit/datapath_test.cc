@@ -636,6 +636,51 @@ TEST_F(DataPathTest, OutsideReadyNoQpRunsAndNoFrameLands) {
   EXPECT_FALSE(dp_.dev().engine_poll_st());
 }
 
+// A port that is not ACTIVE (its netdev down: a pulled link) carries
+// nothing: a datagram to the wire is lost, and a frame from it is dropped
+// and counted, memory unchanged.  Once the port is up again both pass.
+TEST_F(DataPathTest, APortThatIsDownCarriesNothing) {
+  pair();
+  int on_wire = 0;
+  dp_.dev().engine().set_wire([&](std::span<const std::byte>) { ++on_wire; });
+  DataPath::Qp ud;
+  ud.type = VRNIC_QPT_UD;
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &ud), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(ud, 0), VRNIC_AQ_STATUS_OK);
+  vrnic_av remote = DataPath::loopback_av();
+  remote.dgid[15] ^= 0x7;  // another host on the link
+  auto h = sqe(VRNIC_WQE_SEND, 1);
+  h.remote_qpn = 77;
+  h.remote_qkey = 0x1234;
+  const vrnic_sge ssge{buf_a_, 256, key_a_};
+  auto set_netdev = [&](uint32_t state) {
+    auto m = vrnic_test::make_cmd(VRNIC_AQ_OP_MODIFY_PORT, VRNIC_AQ_MODIFY_PORT_F_NETDEV);
+    m.modify_port.port = 1;
+    m.modify_port.netdev_state = state;
+    return dp_.drv().exec_status(m);
+  };
+  const uint32_t up = VRNIC_NETDEV_STATE_UP | VRNIC_NETDEV_STATE_CARRIER;
+  const std::vector<std::byte> before(dp_.ram(buf_b_), dp_.ram(buf_b_) + 64);
+  for (const uint32_t state : {0U, up}) {
+    SCOPED_TRACE(state == up ? "port up" : "port down");
+    ASSERT_EQ(set_netdev(state), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.dev().port().state(), state == up ? VRNIC_PORT_ACTIVE : VRNIC_PORT_DOWN);
+    on_wire = 0;
+    dp_.post_send(ud, h, std::span(&ssge, 1), &remote);
+    dp_.run();
+    EXPECT_EQ(on_wire, state == up ? 1 : 0);
+    std::memcpy(dp_.ram(buf_b_), before.data(), before.size());
+    const uint64_t dropped = dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED);
+    EXPECT_TRUE(dp_.dev().receive_frame_st(write_frame(b_.qpn, 100, buf_b_, key_b_)));
+    if (state == up) {
+      EXPECT_EQ(*dp_.ram(buf_b_), std::byte{0xab});
+    } else {
+      EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
+      EXPECT_EQ(dp_.dev().engine().stat(VRNIC_STAT_RX_DROPPED), dropped + 1);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -268,11 +268,14 @@ void Device::async_event(uint8_t type, uint32_t d0, uint32_t d1) { post_async_st
 
 // Outside READY (in RESET, or FATAL with the objects still there) the
 // device runs no QP and lets no frame reach one: the driver may already
-// have taken back the memory the objects name.
+// have taken back the memory the objects name.  Nor does a frame reach a
+// QP while the port is not ACTIVE (the netdev is down, say): a pulled
+// link carries nothing, and the QPs find out as on real hardware, by
+// their timers.
 bool Device::engine_poll_st() { return state_ == VRNIC_STATE_READY && engine_.poll(); }
 
 bool Device::receive_frame_st(std::span<const std::byte> frame) {
-  if (state_ == VRNIC_STATE_READY) {
+  if (state_ == VRNIC_STATE_READY && port_.state() == VRNIC_PORT_ACTIVE) {
     return engine_.receive_frame(frame);
   }
   if (!is_roce_frame(frame)) {

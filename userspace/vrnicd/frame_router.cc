@@ -56,7 +56,9 @@ void FrameRouter::send(std::vector<std::byte>&& frame, const roce::Gid& dgid) {
     loopback_.push_back(std::move(frame));
     return;
   }
-  if (wire_) {
+  if (port_.state() != VRNIC_PORT_ACTIVE) {
+    // The link is down: the frame is lost, as on a pulled cable.
+  } else if (wire_) {
     wire_(frame);
   } else {
     counters_.add(VRNIC_STAT_RX_DROPPED);
