@@ -149,6 +149,56 @@ nvmeof_host_run() {
 	ktap_check "host: no work completion failed, no error recovery" $? "$out"
 }
 
+nvmeof_link_pull_results=4
+
+# nvmeof_link_pull ADDR: connect, and while fio writes (and then verifies)
+# take the host's link away for 5 s (VRNIC_LINK_PULL_S).  In-flight commands fail over to the
+# controller's reconnect; fio's verify must stay clean and the controller
+# must be live again.
+nvmeof_link_pull() {
+	local addr=$1 mark out fio_pid rc state port pull=${VRNIC_LINK_PULL_S:-5}
+	mark=$(dmesg_mark)
+	modprobe nvme-rdma
+	nvmeof_connect "$addr" "link pull: nvme connect"
+	if [[ -z $nvmeof_devs ]]; then
+		ktap_skip "link pull: fio" "no namespaces"
+		ktap_skip "link pull: controller live" "no namespaces"
+	else
+		out=$(mktemp)
+		fio --name=linkpull --filename="$(head -n 1 <<<"$nvmeof_devs")" --ioengine=libaio \
+			--direct=1 --rw=randwrite --bs=4k --iodepth=16 --size=48M --verify=crc32c \
+			--do_verify=1 --verify_fatal=1 >"$out" 2>&1 &
+		fio_pid=$!
+		sleep 1
+		ip link set "$VRNIC_NETDEV" down
+		sleep 1
+		port=$(rdma link show "$VRNIC_IBDEV/1")
+		sleep $((pull - 1))
+		ip link set "$VRNIC_NETDEV" up
+		wait "$fio_pid"
+		rc=$?
+		local took
+		took=$(grep -Eo 'run=[0-9]+-?[0-9]*msec' "$out" | head -n 1)
+		[[ $rc == 0 && $port == *"state DOWN"* ]] && grep -q ' err= 0' "$out" &&
+			! grep -q 'verify: bad' "$out"
+		ktap_check "link pull: fio verify clean across $pull s with the port DOWN ($took)" $? \
+			"fio exit $rc" "port: $port" "$(tail -n 15 "$out")" "$(dmesg_since "$mark" | tail -n 20)"
+		rm -f "$out"
+		for ((try = 0; try < 150; try++)); do
+			state=$(cat /sys/class/nvme/nvme*/state 2>/dev/null)
+			[[ $state == live ]] && break
+			sleep 0.2
+		done
+		local reconnects
+		reconnects=$(dmesg_since "$mark" | grep -c 'Successfully reconnected')
+		[[ $state == live ]]
+		ktap_check "link pull: controller $state, $reconnects reconnect(s)" $? \
+			"$(dmesg_since "$mark" | grep nvme | tail -n 20)"
+	fi
+	nvmeof_disconnect "link pull: nvme disconnect"
+	modprobe -r nvme-rdma 2>/dev/null
+}
+
 # nvmeof_no_warnings MARK WHO
 nvmeof_no_warnings() {
 	local out

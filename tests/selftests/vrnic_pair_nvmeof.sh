@@ -4,7 +4,8 @@
 # NVMe over Fabrics between the two guests (see nvmeof_lib.sh): guest 0
 # is the target, guest 1 the host, first with nvmet-rdma's default
 # receive queues and then with use_srq=1; against an rxe peer, then the
-# other way round as well.  The host's dmesg must show no failed work
+# other way round as well.  In the first round of each, the host also
+# loses its link for 5 s under fio (see nvmeof_link_pull).  The host's dmesg must show no failed work
 # completion and no error recovery, and neither kernel may warn.
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
@@ -23,6 +24,7 @@ for r in "${rounds[@]}"; do
 		n=$((n + nvmeof_target_results + 3))
 	else
 		n=$((n + nvmeof_host_results + 1))
+		[[ ${r#*:} == "" ]] && n=$((n + nvmeof_link_pull_results))
 	fi
 done
 ktap_plan $n
@@ -50,6 +52,7 @@ for r in "${rounds[@]}"; do
 	else
 		pair_sync nvmeof.ready 120
 		nvmeof_host_run "$VRNIC_PEER_IP" "$mark"
+		[[ -z $param ]] && nvmeof_link_pull "$VRNIC_PEER_IP"
 		pair_sync nvmeof.done 840
 		nvmeof_no_warnings "$mark" "host, target vm$t${param:+ $param}"
 	fi
