@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# NVMe over Fabrics on a lossy wire (scripts/check runs it with drop,
+# reorder, duplication and corruption on both vrnicd ports): guest 0 is the
+# target, guest 1 the host (see nvmeof_lib.sh).  RC recovers every loss,
+# so fio's crc32c verify stays clean, and no I/O waits long enough for
+# nvme-rdma's timeout: no error recovery.  The workload is small because
+# each tail loss costs rdma_cm's RoCE ACK timeout (about 0.5 s), and its
+# requests are at most 64 KiB: the target RDMA READs a write's data, and a
+# READ that loses a response starts again from there (go-back-N), so a
+# 1 MiB READ on this wire takes so long that keep-alives starve.
+# timeout: 900
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/selftests/nvmeof_lib.sh
+source "$(dirname "$0")/nvmeof_lib.sh"
+require_pair
+
+mark=$(dmesg_mark)
+if [[ $VRNIC_VM == 0 ]]; then
+	ktap_plan $((nvmeof_target_results + 2))
+	nvmeof_target_setup "$VRNIC_IP"
+	pair_sync nvmeof.ready 120
+	pair_sync nvmeof.done 840
+	ktap_check "target: the host finished (see its results)" $?
+	nvmeof_target_teardown
+	nvmeof_no_warnings "$mark" "target"
+	ktap_finish
+	exit
+fi
+
+ktap_plan 6
+pair_sync nvmeof.ready 120
+modprobe nvme-rdma
+nvmeof_connect "$VRNIC_PEER_IP" "nvme connect -t rdma"
+if [[ -n $nvmeof_devs ]]; then
+	nvmeof_fio randwrite-4k "$(head -n 1 <<<"$nvmeof_devs")" --rw=randwrite --bs=4k --iodepth=32 \
+		--size=1M
+	nvmeof_fio seq-64k "$(tail -n 1 <<<"$nvmeof_devs")" --rw=write --bs=64k --iodepth=4 --size=2M
+else
+	ktap_skip "fio randwrite-4k" "no namespaces"
+	ktap_skip "fio seq-64k" "no namespaces"
+fi
+nvmeof_disconnect "nvme disconnect"
+out=$(dmesg_since "$mark" | grep -E 'error recovery|failed with status|Bogus remote')
+[[ -z $out ]]
+ktap_check "host: no work completion failed, no error recovery" $? "$out" \
+	"$(cd "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters" && grep -H . -- * | tr '\n' ' ')"
+pair_sync nvmeof.done 120
+modprobe -r nvme-rdma 2>/dev/null
+nvmeof_no_warnings "$mark" "host"
+ktap_finish
