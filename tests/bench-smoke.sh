@@ -15,6 +15,7 @@ rows=(
 	"ib_write_lat-2B typical_usec" "ib_write_lat-2B p99_usec" "ib_read_lat-2B typical_usec"
 	"ib_read_lat-2B p99_usec" "2-guest:ib_write_bw-64KiB bw_MBps"
 	"2-guest:ib_send_lat-2B typical_usec" "2-guest:ib_send_lat-2B p99_usec"
+	"2-guest:nvmeof-randread-4k iops" "2-guest:nvmeof-read-128k MBps"
 )
 num='^[0-9]+([.][0-9]+)?$'
 ktap_plan $((${#rows[@]} + 1))
