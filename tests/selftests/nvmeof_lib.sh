@@ -60,7 +60,8 @@ nvmeof_fio() {
 		return
 	fi
 	out=$(fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting "$@" 2>&1)
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--group_reporting "$@" 2>&1)
 	rc=$?
 	[[ $rc == 0 ]] && grep -q ' err= 0' <<<"$out" && ! grep -q 'verify: bad' <<<"$out"
 	ktap_check "fio $name on ${dev#/dev/}: $(grep -Eo 'WRITE: bw=[^ ]+' <<<"$out" | head -n 1)" \
@@ -167,7 +168,7 @@ nvmeof_link_pull() {
 		out=$(mktemp)
 		fio --name=linkpull --filename="$(head -n 1 <<<"$nvmeof_devs")" --ioengine=libaio \
 			--direct=1 --rw=randwrite --bs=4k --iodepth=16 --size=48M --verify=crc32c \
-			--do_verify=1 --verify_fatal=1 >"$out" 2>&1 &
+			--do_verify=1 --verify_fatal=1 --verify_state_save=0 >"$out" 2>&1 &
 		fio_pid=$!
 		sleep 1
 		ip link set "$VRNIC_NETDEV" down
