@@ -335,7 +335,8 @@ struct vrnic_aq_destroy_pd {
 #define VRNIC_ACCESS_REMOTE_WRITE	VRNIC_BIT(1)
 #define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(2)
 #define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
-#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(3, 0)
+#define VRNIC_ACCESS_MW_BIND		VRNIC_BIT(4)	/* MRs: windows may bind */
+#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(4, 0)
 
 /*
  * REG_MR: a memory region of length bytes at I/O virtual address iova,
@@ -394,6 +395,21 @@ struct vrnic_aq_alloc_mr {
 	struct vrnic_aq_hdr hdr;
 	__le32 pdn;
 	__le32 max_pages;
+	__le32 rsvd[12];
+};
+
+/*
+ * ALLOC_MW: a memory window of PD pdn, of type 1 or 2, unbound.  Result:
+ * its key (an rkey only; bits 7:0 the initial variant).  A BIND_MW WQE
+ * binds it to part of an MR with MW_BIND access (type 2: for one QP).
+ * DEALLOC_MW (the dereg_mr layout: key at 0x8) frees it, bound or not.
+ */
+#define VRNIC_MW_TYPE_1			1
+#define VRNIC_MW_TYPE_2			2
+struct vrnic_aq_alloc_mw {
+	struct vrnic_aq_hdr hdr;
+	__le32 pdn;
+	__le32 type;		/* VRNIC_MW_TYPE_* */
 	__le32 rsvd[12];
 };
 
@@ -666,6 +682,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_dereg_mr dereg_mr;
 	struct vrnic_aq_alloc_mr alloc_mr;
+	struct vrnic_aq_alloc_mw alloc_mw;
 	struct vrnic_aq_create_cq create_cq;
 	struct vrnic_aq_destroy_cq destroy_cq;
 	struct vrnic_aq_resize_cq resize_cq;
@@ -695,6 +712,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_pd, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_reg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_dereg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mr, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mw, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_resize_cq, VRNIC_AQ_CMD_SIZE);
@@ -735,6 +753,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_RC_RNR_NAK_GEN	VRNIC_BIT(6)
 /* ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND_WITH_INV */
 #define VRNIC_DEV_CAP_MEM_MGT_EXT	VRNIC_BIT(7)
+/* Memory windows of types 1 and 2: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs */
+#define VRNIC_DEV_CAP_MW		VRNIC_BIT(8)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -772,7 +792,8 @@ struct vrnic_device_attr {
 	__u8 mac[6];		/* permanent MAC of port 1 */
 	__u8 rsvd0[2];
 	__le32 max_counter_sets;	/* per-QP counter sets (ALLOC_COUNTER) */
-	__le32 rsvd[24];
+	__le32 max_mw;		/* memory windows (they share the MR keys) */
+	__le32 rsvd[23];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_device_attr, 256);
@@ -915,6 +936,7 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_ATOMIC_CMP_AND_SWP = 5,
 	VRNIC_WQE_ATOMIC_FETCH_AND_ADD = 6,
 	VRNIC_WQE_LOCAL_INV = 7,	/* invalidate the key in imm_data */
+	VRNIC_WQE_BIND_MW = 8,		/* struct vrnic_sqe_bind_mw */
 	VRNIC_WQE_SEND_WITH_INV = 9,	/* RC: the responder invalidates imm_data */
 	VRNIC_WQE_REG_MR = 0x20,	/* struct vrnic_sqe_reg_mr (the kernel's
 					 * IB_WR_REG_MR)
@@ -975,6 +997,26 @@ struct vrnic_sqe_reg_mr {
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_sqe_reg_mr, 64);
+
+/*
+ * BIND_MW: bind the memory window that rkey's bits 31:8 name to [addr, addr
+ * + length) of the MR of mr_lkey, with remote access (VRNIC_ACCESS_REMOTE_*),
+ * when the device reaches the WQE in send queue order.  rkey's bits 7:0 are
+ * the consumer's and become the window's variant.  Length 0 unbinds (type
+ * 1 only).  Carries no SGEs and no data.
+ */
+struct vrnic_sqe_bind_mw {
+	__le64 wr_id;
+	__le32 ctrl;		/* VRNIC_WQE_CTRL_*, opcode BIND_MW */
+	__le32 rkey;		/* the window's new key */
+	__le64 addr;
+	__le64 length;
+	__le32 mr_lkey;
+	__le32 access;		/* VRNIC_ACCESS_REMOTE_* */
+	__le32 rsvd[6];
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_sqe_bind_mw, 64);
 #define VRNIC_SQE_UD_DATA_OFFSET	96
 
 struct vrnic_sge {
@@ -1004,6 +1046,7 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_RDMA_READ = 2,
 	VRNIC_CQE_COMP_SWAP = 3,
 	VRNIC_CQE_FETCH_ADD = 4,
+	VRNIC_CQE_BIND_MW = 5,
 	VRNIC_CQE_LOCAL_INV = 6,
 	VRNIC_CQE_REG_MR = 8,		/* the kernel's IB_WC_REG_MR */
 	VRNIC_CQE_RECV = 128,
@@ -1016,6 +1059,7 @@ enum vrnic_cqe_status {
 	VRNIC_CQE_LOC_QP_OP_ERR = 2,
 	VRNIC_CQE_LOC_PROT_ERR = 4,
 	VRNIC_CQE_WR_FLUSH_ERR = 5,
+	VRNIC_CQE_MW_BIND_ERR = 6,
 	VRNIC_CQE_BAD_RESP_ERR = 7,
 	VRNIC_CQE_LOC_ACCESS_ERR = 8,
 	VRNIC_CQE_REM_INV_REQ_ERR = 9,
@@ -1040,6 +1084,7 @@ static inline int vrnic_cqe_opcode_valid(__u32 opcode)
 	case VRNIC_CQE_RDMA_READ:
 	case VRNIC_CQE_COMP_SWAP:
 	case VRNIC_CQE_FETCH_ADD:
+	case VRNIC_CQE_BIND_MW:
 	case VRNIC_CQE_LOCAL_INV:
 	case VRNIC_CQE_REG_MR:
 	case VRNIC_CQE_RECV:
@@ -1058,6 +1103,7 @@ static inline int vrnic_cqe_status_valid(__u32 status)
 	case VRNIC_CQE_LOC_QP_OP_ERR:
 	case VRNIC_CQE_LOC_PROT_ERR:
 	case VRNIC_CQE_WR_FLUSH_ERR:
+	case VRNIC_CQE_MW_BIND_ERR:
 	case VRNIC_CQE_BAD_RESP_ERR:
 	case VRNIC_CQE_LOC_ACCESS_ERR:
 	case VRNIC_CQE_REM_INV_REQ_ERR:
@@ -1124,8 +1170,20 @@ enum vrnic_vendor_err {
 	VRNIC_VERR_MR_PBL = 23,		/* REG_MR: page list not in guest RAM */
 	/* SEND_WITH_INV at the responder: REM_INV_REQ_ERR */
 	VRNIC_VERR_INV_RKEY = 24,	/* the key to invalidate is not a valid
-					 * fast-register MR of the QP's PD
+					 * fast-register MR or type 2 window of
+					 * the QP's PD
 					 */
+	/* BIND_MW: MW_BIND_ERR */
+	VRNIC_VERR_MW_KEY = 25,		/* no such window in the QP's PD */
+	VRNIC_VERR_MW_MR = 26,		/* the MR is not valid, of another PD,
+					 * or has no MW_BIND access
+					 */
+	VRNIC_VERR_MW_BOUNDS = 27,	/* the range is not within the MR */
+	VRNIC_VERR_MW_ACCESS = 28,	/* rights the window cannot have:
+					 * remote write or atomic without the
+					 * MR's local write, or unknown bits
+					 */
+	VRNIC_VERR_MW_STATE = 29,	/* type 2: bound already, or length 0 */
 };
 
 #define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)

@@ -636,6 +636,200 @@ TEST_F(DataPathTest, OutsideReadyNoQpRunsAndNoFrameLands) {
   EXPECT_FALSE(dp_.dev().engine_poll_st());
 }
 
+// Memory windows (issue 10): a window reaches an MR with MW_BIND access
+// only once bound, within its range and rights, a type 2 window only from
+// its QP; LOCAL_INV and SEND_WITH_INV free a type 2 window; every refused
+// bind is MW_BIND_ERR with its vendor error and changes nothing; an MR
+// with a bound window cannot be deregistered.
+class MwTest : public DataPathTest {
+ protected:
+  uint32_t alloc(uint32_t type, uint32_t pdn = 0) {
+    auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MW);
+    c.alloc_mw.pdn = pdn == 0 ? pd_ : pdn;
+    c.alloc_mw.type = type;
+    uint32_t key = 0;
+    EXPECT_EQ(dp_.exec_result(c, &key), VRNIC_AQ_STATUS_OK);
+    return key;
+  }
+  // BIND_MW on qp; returns (opcode, status, vendor error) of its CQE.
+  std::tuple<uint32_t, uint32_t, uint32_t> bind(DataPath::Qp& qp, uint32_t rkey, uint64_t addr,
+                                                uint64_t len, uint32_t lkey, uint32_t access) {
+    vrnic_sqe_bind_mw b{};
+    b.wr_id = 300;
+    b.ctrl =
+        vrnic::field_prep<VRNIC_WQE_CTRL_OPCODE_MASK>(VRNIC_WQE_BIND_MW) | VRNIC_WQE_CTRL_SIGNALED;
+    b.rkey = rkey;
+    b.addr = addr;
+    b.length = len;
+    b.mr_lkey = lkey;
+    b.access = access;
+    std::vector<std::byte> raw(sizeof(b));
+    std::memcpy(raw.data(), &b, sizeof(b));
+    dp_.post_send_raw(qp, raw);
+    dp_.run();
+    auto done = cqes(qp.qpn);
+    EXPECT_EQ(done.size(), 1U);
+    if (done.empty()) {
+      return {~0U, ~0U, ~0U};
+    }
+    return {done[0].opcode, done[0].status, done[0].vendor_err};
+  }
+  static std::tuple<uint32_t, uint32_t, uint32_t> bound() {
+    return {VRNIC_CQE_BIND_MW, VRNIC_CQE_SUCCESS, VRNIC_VERR_NONE};
+  }
+  static std::tuple<uint32_t, uint32_t, uint32_t> refused(uint32_t verr) {
+    return {VRNIC_CQE_BIND_MW, VRNIC_CQE_MW_BIND_ERR, verr};
+  }
+  // One RDMA operation from a to b through rkey; a's status.
+  uint32_t rdma(uint32_t opcode, uint64_t remote, uint32_t rkey) {
+    auto h = sqe(opcode, 7);
+    h.remote_addr = remote;
+    h.rkey = rkey;
+    h.compare_add = 1;
+    const vrnic_sge local{buf_a_, opcode == VRNIC_WQE_ATOMIC_FETCH_AND_ADD ? 8U : 512U, key_a_};
+    dp_.post_send(a_, h, std::span(&local, 1));
+    dp_.run();
+    auto done = cqes(a_.qpn);
+    EXPECT_EQ(done.size(), 1U);
+    return done.empty() ? ~0U : done[0].status;
+  }
+  static constexpr uint32_t kRw = VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_READ;
+};
+
+TEST_F(MwTest, Type2WindowRangeRightsQpAndInvalidation) {
+  pair();
+  const uint32_t mw = alloc(VRNIC_MW_TYPE_2);
+  const uint32_t k1 = (mw & ~0xffU) | 0x21;
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_, mw), VRNIC_CQE_REM_ACCESS_ERR);  // unbound
+  pair();
+  const uint64_t lo = buf_b_ + 4096;
+  EXPECT_EQ(bind(b_, k1, lo, 8192, key_b_, kRw), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo + 100, k1), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(lo + 100), dp_.ram(buf_a_), 512), 0);
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_READ, lo + 8192 - 512, k1), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(bind(b_, k1 + 1, lo, 8192, key_b_, kRw), refused(VRNIC_VERR_MW_STATE));  // bound
+  // Refused: outside the window, a right it lacks, from a QP it is not
+  // bound to.  Each case binds it afresh to the b of a new pair.
+  uint32_t key = k1;
+  const auto invalidate = [&](uint32_t k) {
+    auto inv = sqe(VRNIC_WQE_LOCAL_INV, 8);
+    inv.imm_data = k;
+    dp_.post_send(a_, inv, {});
+    dp_.run();
+    auto done = cqes(a_.qpn);
+    return done.size() == 1 && done[0].opcode == VRNIC_CQE_LOCAL_INV &&
+           done[0].status == VRNIC_CQE_SUCCESS;
+  };
+  const auto before = snapshot(buf_b_, kBuf);
+  for (const auto& [what, op, at] :
+       {std::tuple{"before the window", VRNIC_WQE_RDMA_WRITE, buf_b_},
+        std::tuple{"past the window", VRNIC_WQE_RDMA_WRITE, lo + 8000},
+        std::tuple{"no atomic right", VRNIC_WQE_ATOMIC_FETCH_AND_ADD, lo}}) {
+    pair();
+    ASSERT_TRUE(invalidate(key)) << what;  // LOCAL_INV frees it, from any QP of the PD
+    key = (key & ~0xffU) | ((key + 1) & 0xffU);
+    ASSERT_EQ(bind(b_, key, lo, 8192, key_b_, kRw), bound()) << what;
+    EXPECT_EQ(rdma(op, at, key), VRNIC_CQE_REM_ACCESS_ERR) << what;
+  }
+  pair();  // the window is bound to the b before
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo, key), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_TRUE(unchanged(buf_b_, before));
+  // Bound again, the new key works and the old ones do not.
+  pair();
+  ASSERT_TRUE(invalidate(key));
+  const uint32_t k2 = (mw & ~0xffU) | 0x42;
+  EXPECT_EQ(bind(b_, k2, lo, 8192, key_b_, kRw), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo, k2), VRNIC_CQE_SUCCESS);
+  // SEND_WITH_INV from the peer frees it too, and the receive names it.
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(b_, 9, std::span(&rsge, 1));
+  auto si = sqe(VRNIC_WQE_SEND_WITH_INV, 10);
+  si.imm_data = k2;
+  const vrnic_sge ssge{buf_a_, 64, key_a_};
+  dp_.post_send(a_, si, std::span(&ssge, 1));
+  dp_.run();
+  auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].status, VRNIC_CQE_SUCCESS);
+  EXPECT_TRUE(got[0].has_inv);
+  EXPECT_EQ(got[0].imm, k2);
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo, k2), VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo, k1), VRNIC_CQE_REM_ACCESS_ERR);
+}
+
+TEST_F(MwTest, Type1WindowAndTheBindRules) {
+  pair();
+  const uint32_t mw = alloc(VRNIC_MW_TYPE_1);
+  const uint32_t k1 = (mw & ~0xffU) | 0x31;
+  // Bound from one QP, used through another of the PD.
+  EXPECT_EQ(bind(a_, k1, buf_b_, 4096, key_b_, kRw), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_ + 64, k1), VRNIC_CQE_SUCCESS);
+  // Bound again (type 1 may be), elsewhere; then unbound with length 0.
+  const uint32_t k2 = (mw & ~0xffU) | 0x32;
+  EXPECT_EQ(bind(a_, k2, buf_b_ + 8192, 4096, key_b_, kRw), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_ + 8192, k1), VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_ + 8192, k2), VRNIC_CQE_SUCCESS);
+  // An MR with a window bound cannot go.
+  auto dereg = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  dereg.dereg_mr.key = key_b_;
+  EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_BUSY);
+  // LOCAL_INV cannot free a type 1 window.
+  auto inv = sqe(VRNIC_WQE_LOCAL_INV, 8);
+  inv.imm_data = k2;
+  dp_.post_send(a_, inv, {});
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(std::make_tuple(done[0].status, done[0].vendor_err),
+            std::make_tuple(uint32_t{VRNIC_CQE_LOC_QP_OP_ERR}, uint32_t{VRNIC_VERR_MR_KEY}));
+  pair();
+  EXPECT_EQ(bind(a_, k2, 0, 0, key_b_, 0), bound());  // unbind
+  EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_OK);
+
+  // The bind rules, each its own vendor error.
+  uint32_t no_bind = 0;
+  uint32_t no_local_write = 0;
+  ASSERT_EQ(dp_.reg_mr(pd_, buf_b_, kBuf, VRNIC_ACCESS_ALL & ~VRNIC_ACCESS_MW_BIND, &no_bind),
+            VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.reg_mr(pd_, buf_b_, kBuf, VRNIC_ACCESS_MW_BIND | VRNIC_ACCESS_REMOTE_READ,
+                       &no_local_write),
+            VRNIC_AQ_STATUS_OK);
+  const uint32_t other_pd_mw = alloc(VRNIC_MW_TYPE_1, pd2_);
+  const struct {
+    const char* what;
+    uint32_t rkey;
+    uint64_t addr;
+    uint64_t len;
+    uint32_t lkey;
+    uint32_t access;
+    uint32_t verr;
+  } cases[] = {
+      {"MR without MW_BIND", k1, buf_b_, 4096, no_bind, kRw, VRNIC_VERR_MW_MR},
+      {"remote write without local write", k1, buf_b_, 4096, no_local_write, kRw,
+       VRNIC_VERR_MW_ACCESS},
+      {"local write right", k1, buf_b_, 4096, no_local_write, VRNIC_ACCESS_LOCAL_WRITE,
+       VRNIC_VERR_MW_ACCESS},
+      {"past the MR", k1, buf_b_ + kBuf - 4096, 8192, no_local_write, VRNIC_ACCESS_REMOTE_READ,
+       VRNIC_VERR_MW_BOUNDS},
+      {"window of another PD", other_pd_mw, buf_b_, 4096, no_local_write, VRNIC_ACCESS_REMOTE_READ,
+       VRNIC_VERR_MW_KEY},
+      {"no such window", key_a_, buf_b_, 4096, no_local_write, VRNIC_ACCESS_REMOTE_READ,
+       VRNIC_VERR_MW_KEY},
+  };
+  for (const auto& c : cases) {
+    pair();
+    EXPECT_EQ(bind(a_, c.rkey, c.addr, c.len, c.lkey, c.access), refused(c.verr)) << c.what;
+  }
+  pair();
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_, k1), VRNIC_CQE_REM_ACCESS_ERR);  // still unbound
+  auto dealloc = vrnic_test::make_cmd(VRNIC_AQ_OP_DEALLOC_MW);
+  dealloc.dereg_mr.key = mw;
+  EXPECT_EQ(dp_.drv().exec_status(dealloc), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.drv().exec_status(dealloc), VRNIC_AQ_STATUS_NOT_FOUND);
+}
+
 // A port that is not ACTIVE (its netdev down: a pulled link) carries
 // nothing: a datagram to the wire is lost, and a frame from it is dropped
 // and counted, memory unchanged.  Once the port is up again both pass.

@@ -63,6 +63,16 @@ class SqeWriter {
     put(offsetof(vrnic_sqe, remote_addr), to_le64(addr));
     put(offsetof(vrnic_sqe, rkey), to_le32(rkey));
   }
+  // BIND_MW (after begin()): the window's new key, the range of the MR of
+  // mr_lkey, and the window's rights.
+  void set_bind(uint32_t rkey, uint64_t addr, uint64_t length, uint32_t mr_lkey,
+                uint32_t access) const noexcept {
+    put(offsetof(vrnic_sqe_bind_mw, rkey), to_le32(rkey));
+    put(offsetof(vrnic_sqe_bind_mw, addr), to_le64(addr));
+    put(offsetof(vrnic_sqe_bind_mw, length), to_le64(length));
+    put(offsetof(vrnic_sqe_bind_mw, mr_lkey), to_le32(mr_lkey));
+    put(offsetof(vrnic_sqe_bind_mw, access), to_le32(access));
+  }
   // LOCAL_INV and SEND_WITH_INV: the key to invalidate.
   void set_invalidate(uint32_t key) const noexcept {
     put(offsetof(vrnic_sqe, imm_data), to_le32(key));
@@ -141,10 +151,23 @@ struct FastRegFields {
   uint32_t page_shift = 0;
 };
 
+// A BIND_MW WQE's binding (struct vrnic_sqe_bind_mw).
+struct BindMwFields {
+  uint32_t rkey = 0;
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint32_t mr_lkey = 0;
+  uint32_t access = 0;
+};
+
 // Whether the device knows a send WQE opcode.
 constexpr bool sqe_opcode_known(uint32_t opcode) noexcept {
-  return opcode <= VRNIC_WQE_LOCAL_INV || opcode == VRNIC_WQE_SEND_WITH_INV ||
-         opcode == VRNIC_WQE_REG_MR;
+  return opcode <= VRNIC_WQE_SEND_WITH_INV || opcode == VRNIC_WQE_REG_MR;
+}
+
+// The memory management WQEs: no SGEs, no data.
+constexpr bool sqe_opcode_local(uint32_t opcode) noexcept {
+  return opcode == VRNIC_WQE_REG_MR || opcode == VRNIC_WQE_LOCAL_INV || opcode == VRNIC_WQE_BIND_MW;
 }
 
 // A send WQE as the device reads it.
@@ -167,6 +190,7 @@ struct SqeFields {
   std::array<WqeSge, VRNIC_MAX_SGE> sge{};
   std::span<const std::byte> inline_data;  // within the entry decoded
   FastRegFields reg;                       // REG_MR
+  BindMwFields bind;                       // BIND_MW
 };
 
 // Parse a send WQE (the stride bytes of its slot, copied out of the ring
@@ -200,12 +224,16 @@ inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* 
   if (!sqe_opcode_known(out->opcode)) {
     return VRNIC_VERR_WQE_OPCODE;
   }
-  if (out->opcode == VRNIC_WQE_REG_MR || out->opcode == VRNIC_WQE_LOCAL_INV) {
+  if (sqe_opcode_local(out->opcode)) {
     if (out->opcode == VRNIC_WQE_REG_MR) {
       vrnic_sqe_reg_mr r{};
       std::memcpy(&r, entry.data(), sizeof(r));
       out->reg = {le32(r.key),    le64(r.iova),   le64(r.length),    le64(r.pbl_addr),
                   le32(r.access), le32(r.npages), le32(r.page_shift)};
+    } else if (out->opcode == VRNIC_WQE_BIND_MW) {
+      vrnic_sqe_bind_mw b{};
+      std::memcpy(&b, entry.data(), sizeof(b));
+      out->bind = {le32(b.rkey), le64(b.addr), le64(b.length), le32(b.mr_lkey), le32(b.access)};
     }
     // Memory management WQEs carry no data.
     return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0

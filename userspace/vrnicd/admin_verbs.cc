@@ -152,6 +152,24 @@ AqResult Device::cmd_alloc_mr(const vrnic_aq_cmd& cmd) {
   return status(st, key);
 }
 
+AqResult Device::cmd_alloc_mw(const vrnic_aq_cmd& cmd) {
+  const vrnic_aq_alloc_mw& c = cmd.alloc_mw;
+  const uint32_t type = vrnic::le32(c.type);
+  if (flags_of(cmd) != 0 || (type != VRNIC_MW_TYPE_1 && type != VRNIC_MW_TYPE_2)) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  uint32_t key = 0;
+  const uint8_t st = engine_.objects().alloc_mw(vrnic::le32(c.pdn), type, &key);
+  return status(st, key);
+}
+
+AqResult Device::cmd_dealloc_mw(const vrnic_aq_cmd& cmd) {
+  if (flags_of(cmd) != 0) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  return status(engine_.objects().dealloc_mw(vrnic::le32(cmd.dereg_mr.key)));
+}
+
 AqResult Device::cmd_dereg_mr(const vrnic_aq_cmd& cmd) {
   if (flags_of(cmd) != 0) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);

@@ -321,9 +321,10 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.vendor_id = vrnic::to_le32(cfg_.vendor_id);
   a.vendor_part_id = vrnic::to_le32(cfg_.vendor_part_id);
   a.hw_version = vrnic::to_le32(cfg_.hw_version);
-  a.dev_caps = vrnic::to_le32(VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD |
-                              VRNIC_DEV_CAP_SRQ | VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_SRQ_RESIZE |
-                              VRNIC_DEV_CAP_RC_RNR_NAK_GEN | VRNIC_DEV_CAP_MEM_MGT_EXT);
+  a.dev_caps =
+      vrnic::to_le32(VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD | VRNIC_DEV_CAP_SRQ |
+                     VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_SRQ_RESIZE |
+                     VRNIC_DEV_CAP_RC_RNR_NAK_GEN | VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW);
   a.max_qp = vrnic::to_le32(l.max_qp);
   a.max_qp_wr = vrnic::to_le32(l.max_qp_wr);
   a.max_send_sge = vrnic::to_le32(l.max_send_sge);
@@ -345,6 +346,7 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.max_pkeys = vrnic::to_le32(1);
   a.max_eq = vrnic::to_le32(l.max_eq);
   a.max_fast_reg_page_list_len = vrnic::to_le32(l.max_fast_reg_page_list_len);
+  a.max_mw = vrnic::to_le32(l.max_mr);  // windows take MR keys
   a.local_ca_ack_delay = vrnic::to_le32(15);
   a.num_ports = vrnic::to_le32(1);
   a.max_counter_sets = vrnic::to_le32(l.max_counter_sets);

@@ -66,9 +66,27 @@ Qp* ObjectTable::find_qp(uint32_t qpn) const { return find(qps_, qpn); }
 
 const Mr* ObjectTable::find_mr(uint32_t key, uint32_t pdn) const {
   const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
-  return mr != nullptr && mr->key == key && mr->pdn == pdn && mr->state == MrState::kValid
+  return mr != nullptr && mr->key == key && mr->pdn == pdn && mr->state == MrState::kValid &&
+                 mr->mw_type == 0
              ? mr
              : nullptr;
+}
+
+const Mr* ObjectTable::find_remote(uint32_t key, uint32_t pdn, uint32_t qpn,
+                                   const Mr** window) const {
+  *window = nullptr;
+  const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  if (mr == nullptr || mr->key != key || mr->pdn != pdn || mr->state != MrState::kValid) {
+    return nullptr;
+  }
+  if (mr->mw_type == 0) {
+    return mr;
+  }
+  if (mr->mw_type == VRNIC_MW_TYPE_2 && mr->mw_qpn != qpn) {
+    return nullptr;
+  }
+  *window = mr;
+  return find(mrs_, mr->mw_mr);  // a bound window's MR cannot go before it
 }
 
 bool ObjectTable::eq_in_use(uint32_t eqn) const {
@@ -180,15 +198,106 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
   const Mr* mr = find(mrs_, idx);
   // A fast-register MR's variant is the consumer's: its index names it.
-  if (mr == nullptr || (!mr->fast_reg && mr->key != key)) {
+  if (mr == nullptr || mr->mw_type != 0 || (!mr->fast_reg && mr->key != key)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
-  --pds_[mr->pdn]->refs;
+  if (mr->windows != 0) {
+    return VRNIC_AQ_STATUS_BUSY;  // windows are bound to it (IB 10.6.7.2.1)
+  }
   counters_.sub(VRNIC_STAT_MR_PAGES, mr->pages.size());
   counters_.sub(VRNIC_STAT_MRS);
-  mrs_[idx].reset();
-  free_mrs_.push_back(idx);
+  remove_mr(idx);
   return VRNIC_AQ_STATUS_OK;
+}
+
+void ObjectTable::remove_mr(uint32_t index) {
+  --pds_[mrs_[index]->pdn]->refs;
+  mrs_[index].reset();
+  free_mrs_.push_back(index);
+}
+
+// ---------------------------------------------------------------------------
+// Memory windows
+
+uint8_t ObjectTable::alloc_mw(uint32_t pdn, uint32_t type, uint32_t* key) {
+  if (!pd_exists(pdn)) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  const uint32_t index = take_mr_index();
+  if (index == 0) {
+    return VRNIC_AQ_STATUS_NO_RESOURCES;
+  }
+  auto mw = std::make_unique<Mr>();
+  mw->pdn = pdn;
+  mw->mw_type = static_cast<uint8_t>(type);
+  mw->state = MrState::kFree;
+  mw->key = new_key(index);
+  *key = mw->key;
+  ++pds_[pdn]->refs;
+  mrs_[index] = std::move(mw);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+uint8_t ObjectTable::dealloc_mw(uint32_t key) {
+  const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
+  Mr* mw = find(mrs_, idx);
+  if (mw == nullptr || mw->mw_type == 0) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  unbind(mw);
+  remove_mr(idx);
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// A bound window lets go of its MR.
+void ObjectTable::unbind(Mr* mw) {
+  if (mw->state == MrState::kValid) {
+    --mrs_[mw->mw_mr]->windows;
+  }
+  mw->state = MrState::kFree;
+}
+
+// IB 10.6.7.3: the window must be of the QP's PD (type 2: free), the MR
+// valid, of the PD and with MW_BIND access, the range within it, and the
+// rights ones the MR can back (remote write and atomic need local write).
+uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b) {
+  Mr* mw = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(b.rkey));
+  if (mw == nullptr || mw->mw_type == 0 || mw->pdn != pdn) {
+    return VRNIC_VERR_MW_KEY;
+  }
+  if (mw->mw_type == VRNIC_MW_TYPE_2 && (mw->state == MrState::kValid || b.length == 0)) {
+    return VRNIC_VERR_MW_STATE;
+  }
+  if (b.length == 0) {  // type 1: unbind
+    unbind(mw);
+    mw->key = b.rkey;
+    return VRNIC_VERR_NONE;
+  }
+  const Mr* mr = find_mr(b.mr_lkey, pdn);
+  if (mr == nullptr || mr->phys != nullptr || (mr->access & VRNIC_ACCESS_MW_BIND) == 0) {
+    return VRNIC_VERR_MW_MR;
+  }
+  constexpr uint32_t kRemote =
+      VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
+  if ((b.access & ~kRemote) != 0 ||
+      ((b.access & (VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)) != 0 &&
+       (mr->access & VRNIC_ACCESS_LOCAL_WRITE) == 0)) {
+    return VRNIC_VERR_MW_ACCESS;
+  }
+  if (!mr->contains(b.addr, b.length)) {
+    return VRNIC_VERR_MW_BOUNDS;
+  }
+  const uint32_t mr_index = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(mr->key);
+  unbind(mw);  // type 1 may be bound again
+  ++mrs_[mr_index]->windows;
+  mw->mw_mr = mr_index;
+  mw->mw_qpn = qpn;
+  mw->key = b.rkey;
+  mw->iova = b.addr;
+  mw->length = b.length;
+  mw->access = b.access;
+  mw->state = MrState::kValid;
+  return VRNIC_VERR_NONE;
 }
 
 uint8_t ObjectTable::alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key) {
@@ -255,19 +364,36 @@ uint8_t ObjectTable::fast_reg(uint32_t pdn, const vrnic::FastRegFields& r) {
   return VRNIC_VERR_NONE;
 }
 
-// LOCAL_INV names the MR's current key, in any state.
+// LOCAL_INV names a fast-register MR's current key, in any state, with no
+// window bound to it; or a bound type 2 window's.
 uint8_t ObjectTable::invalidate(uint32_t key, uint32_t pdn) {
-  Mr* mr = fast_reg_mr(key, pdn);
+  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  if (mr != nullptr && mr->mw_type == VRNIC_MW_TYPE_2 && mr->pdn == pdn && mr->key == key &&
+      mr->state == MrState::kValid) {
+    unbind(mr);
+    return VRNIC_VERR_NONE;
+  }
+  mr = fast_reg_mr(key, pdn);
   if (mr == nullptr || mr->key != key) {
     return VRNIC_VERR_MR_KEY;
+  }
+  if (mr->windows != 0) {
+    return VRNIC_VERR_MR_STATE;
   }
   mr->state = MrState::kInvalid;
   return VRNIC_VERR_NONE;
 }
 
-bool ObjectTable::invalidate_remote(uint32_t key, uint32_t pdn) {
-  Mr* mr = fast_reg_mr(key, pdn);
-  if (mr == nullptr || mr->key != key || mr->state != MrState::kValid) {
+bool ObjectTable::invalidate_remote(uint32_t key, uint32_t pdn, uint32_t qpn) {
+  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  if (mr == nullptr || mr->key != key || mr->pdn != pdn || mr->state != MrState::kValid) {
+    return false;
+  }
+  if (mr->mw_type == VRNIC_MW_TYPE_2 && mr->mw_qpn == qpn) {
+    unbind(mr);
+    return true;
+  }
+  if (!mr->fast_reg || mr->windows != 0) {
     return false;
   }
   mr->state = MrState::kInvalid;

@@ -44,8 +44,13 @@ class ObjectTable {
   // they fail (VRNIC_VERR_MR_*).  A failure changes nothing.
   uint8_t fast_reg(uint32_t pdn, const vrnic::FastRegFields& r);
   uint8_t invalidate(uint32_t key, uint32_t pdn);
-  // SEND_WITH_INV received: only a valid MR's current key.
-  bool invalidate_remote(uint32_t key, uint32_t pdn);
+  // SEND_WITH_INV received by QP qpn: only a valid MR's current key, or a
+  // type 2 window's bound to that QP.
+  bool invalidate_remote(uint32_t key, uint32_t pdn, uint32_t qpn);
+  uint8_t alloc_mw(uint32_t pdn, uint32_t type, uint32_t* key);
+  uint8_t dealloc_mw(uint32_t key);
+  // BIND_MW from QP qpn of PD pdn: VRNIC_VERR_NONE or VRNIC_VERR_MW_*.
+  uint8_t bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b);
   uint8_t create_cq(const CreateCqParams& p, uint32_t* cqn);
   uint8_t resize_cq(const ResizeCqParams& p, uint32_t* moved);
   uint8_t destroy_cq(uint32_t cqn);
@@ -58,8 +63,13 @@ class ObjectTable {
   uint8_t attach_mcast(uint32_t qpn, const roce::Gid& gid);
   uint8_t detach_mcast(uint32_t qpn, const roce::Gid& gid);
 
-  // The MR of key if it belongs to PD pdn.
+  // The valid MR of key if it belongs to PD pdn (not a window).
   [[nodiscard]] const Mr* find_mr(uint32_t key, uint32_t pdn) const;
+  // What an rkey reaches from QP qpn of PD pdn: the region whose memory it
+  // is, and (through a window) the bound window, whose range and rights
+  // apply too.  nullptr if nothing.
+  [[nodiscard]] const Mr* find_remote(uint32_t key, uint32_t pdn, uint32_t qpn,
+                                      const Mr** window) const;
   [[nodiscard]] Qp* find_qp(uint32_t qpn) const;
   // The local members of multicast group gid (nullptr: no such group).
   [[nodiscard]] const std::vector<uint32_t>* group(const roce::Gid& gid) const;
@@ -85,6 +95,8 @@ class ObjectTable {
   uint32_t take_mr_index();
   void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
   [[nodiscard]] Mr* fast_reg_mr(uint32_t key, uint32_t pdn) const;
+  void unbind(Mr* mw);
+  void remove_mr(uint32_t index);
 
   const DeviceConfig& cfg_;
   const GuestMemory& mem_;

@@ -62,7 +62,8 @@ struct Pd {
 
 // IB's memory region states.  Registered MRs are valid from REG_MR to
 // DEREG_MR; fast-register MRs start free and move with REG_MR (valid),
-// LOCAL_INV and SEND_WITH_INV (invalid).
+// LOCAL_INV and SEND_WITH_INV (invalid).  A memory window is valid while
+// bound, free otherwise.
 enum class MrState : uint8_t { kValid, kFree, kInvalid };
 
 struct Mr {
@@ -70,6 +71,13 @@ struct Mr {
   MrState state = MrState::kValid;
   bool fast_reg = false;
   uint32_t max_pages = 0;  // fast-register: ALLOC_MR's page list capacity
+  // A memory window (type 1 or 2; 0: a region).  Bound, iova, length and
+  // access are the window's, and it reaches memory through MR index mw_mr;
+  // a type 2 window only from QP mw_qpn.
+  uint8_t mw_type = 0;
+  uint32_t mw_mr = 0;
+  uint32_t mw_qpn = 0;
+  uint32_t windows = 0;  // regions: windows bound to this one
   uint32_t pdn = 0;
   uint32_t access = 0;
   uint64_t iova = 0;

@@ -40,6 +40,7 @@ void header_of(const vrnic::SqeFields& f, roce::SendWqe* w) {
   w->remote_qpn = f.remote_qpn & roce::kQpnMask;
   w->remote_qkey = f.remote_qkey;
   w->reg = f.reg;
+  w->bind = f.bind;
 }
 
 }  // namespace
@@ -249,12 +250,18 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
 const Mr* Qp::find_mr(uint32_t key) const { return ctx_.objects.find_mr(key, pdn_); }
 
 roce::WcStatus Qp::local_op(const roce::SendWqe& w, uint8_t* verr) {
+  if (w.opcode == roce::WrOpcode::kBindMw) {
+    *verr = ctx_.objects.bind_mw(pdn_, qpn(), w.bind);
+    return *verr == VRNIC_VERR_NONE ? roce::WcStatus::kSuccess : roce::WcStatus::kMwBindErr;
+  }
   *verr = w.opcode == roce::WrOpcode::kRegMr ? ctx_.objects.fast_reg(pdn_, w.reg)
                                              : ctx_.objects.invalidate(w.imm, pdn_);
   return *verr == VRNIC_VERR_NONE ? roce::WcStatus::kSuccess : roce::WcStatus::kLocQpOpErr;
 }
 
-bool Qp::invalidate_remote(uint32_t rkey) { return ctx_.objects.invalidate_remote(rkey, pdn_); }
+bool Qp::invalidate_remote(uint32_t rkey) {
+  return ctx_.objects.invalidate_remote(rkey, pdn_, qpn());
+}
 
 MemStatus Qp::check_local(std::span<const roce::Sge> sges, uint32_t need) {
   for (const roce::Sge& s : sges) {
@@ -345,20 +352,30 @@ MemStatus Qp::check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t
   if (length == 0) {
     return MemStatus::kOk;  // zero-length operations name no memory
   }
-  const Mr* mr = find_mr(rkey);
+  const Mr* window = nullptr;
+  const Mr* mr = ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
   if (mr == nullptr) {
     return MemStatus::kBadKey;
   }
-  if ((need & ~mr->access) != 0) {
+  // Through a window, its rights and range (within the MR's) apply.
+  const Mr* rights = window != nullptr ? window : mr;
+  if ((need & ~rights->access) != 0) {
     return MemStatus::kNoAccess;
   }
-  return mr->contains(va, length) ? MemStatus::kOk : MemStatus::kBounds;
+  return rights->contains(va, length) && mr->contains(va, length) ? MemStatus::kOk
+                                                                  : MemStatus::kBounds;
+}
+
+// The memory an rkey that check_remote() accepted reaches.
+const Mr* Qp::remote_mr(uint32_t rkey) const {
+  const Mr* window = nullptr;
+  return ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
 }
 
 MemStatus Qp::remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) {
   const MemStatus m = check_remote(rkey, va, src.size(), VRNIC_ACCESS_REMOTE_WRITE);
   if (m == MemStatus::kOk && !src.empty()) {
-    find_mr(rkey)->write(va, src);
+    remote_mr(rkey)->write(va, src);
   }
   return m;
 }
@@ -366,7 +383,7 @@ MemStatus Qp::remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte
 MemStatus Qp::remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) {
   const MemStatus m = check_remote(rkey, va, dst.size(), VRNIC_ACCESS_REMOTE_READ);
   if (m == MemStatus::kOk && !dst.empty()) {
-    find_mr(rkey)->read(va, dst);
+    remote_mr(rkey)->read(va, dst);
   }
   return m;
 }
@@ -382,7 +399,7 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
   }
   // An aligned word never straddles a page.
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  auto* w = reinterpret_cast<uint64_t*>(find_mr(rkey)->word(va));
+  auto* w = reinterpret_cast<uint64_t*>(remote_mr(rkey)->word(va));
   std::atomic_ref<uint64_t> word(*w);
   if (compare_swap) {
     uint64_t expected = compare_add;

@@ -46,6 +46,8 @@ WcOpcode wc_opcode_for(WrOpcode op) {
       return WcOpcode::kFetchAdd;
     case WrOpcode::kLocalInv:
       return WcOpcode::kLocalInv;
+    case WrOpcode::kBindMw:
+      return WcOpcode::kBindMw;
     case WrOpcode::kRegMr:
       return WcOpcode::kRegMr;
   }
@@ -125,6 +127,8 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
       return true;
     case WrOpcode::kSendInv:
       return cfg_.type == QpType::kRc;  // IETH exists in RC only
+    case WrOpcode::kBindMw:
+      return cfg_.type != QpType::kUd;  // windows serve RDMA
     case WrOpcode::kWrite:
     case WrOpcode::kWriteImm:
       return cfg_.type != QpType::kUd;
@@ -236,7 +240,7 @@ bool QpTransport::start_next_wqe() {
   return true;
 }
 
-// REG_MR and LOCAL_INV take effect when the send queue reaches them, so
+// REG_MR, LOCAL_INV and BIND_MW take effect when the send queue reaches them, so
 // every WQE after them sees it; they complete in order with the others.  A
 // failing one changes nothing, and completes in error once the work before
 // it has completed.
@@ -313,6 +317,7 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
     }
     case WrOpcode::kLocalInv:
     case WrOpcode::kRegMr:
+    case WrOpcode::kBindMw:
       break;  // no packets (start_local)
   }
   p.bth.ack_req = cfg_.type == QpType::kRc && (last || (k + 1) % kAckReqInterval == 0);

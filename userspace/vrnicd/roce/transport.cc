@@ -25,6 +25,8 @@ const char* wc_status_name(WcStatus s) noexcept {
       return "LOC_PROT_ERR";
     case WcStatus::kWrFlushErr:
       return "WR_FLUSH_ERR";
+    case WcStatus::kMwBindErr:
+      return "MW_BIND_ERR";
     case WcStatus::kBadRespErr:
       return "BAD_RESP_ERR";
     case WcStatus::kLocAccessErr:

@@ -53,6 +53,7 @@ enum class WrOpcode : uint8_t {
   kCompareSwap = VRNIC_WQE_ATOMIC_CMP_AND_SWP,
   kFetchAdd = VRNIC_WQE_ATOMIC_FETCH_AND_ADD,
   kLocalInv = VRNIC_WQE_LOCAL_INV,
+  kBindMw = VRNIC_WQE_BIND_MW,
   kSendInv = VRNIC_WQE_SEND_WITH_INV,
   kRegMr = VRNIC_WQE_REG_MR,
 };
@@ -64,6 +65,7 @@ enum class WcOpcode : uint8_t {
   kRead = VRNIC_CQE_RDMA_READ,
   kCompareSwap = VRNIC_CQE_COMP_SWAP,
   kFetchAdd = VRNIC_CQE_FETCH_ADD,
+  kBindMw = VRNIC_CQE_BIND_MW,
   kLocalInv = VRNIC_CQE_LOCAL_INV,
   kRegMr = VRNIC_CQE_REG_MR,
   kRecv = VRNIC_CQE_RECV,
@@ -76,6 +78,7 @@ enum class WcStatus : uint8_t {
   kLocQpOpErr = VRNIC_CQE_LOC_QP_OP_ERR,
   kLocProtErr = VRNIC_CQE_LOC_PROT_ERR,
   kWrFlushErr = VRNIC_CQE_WR_FLUSH_ERR,
+  kMwBindErr = VRNIC_CQE_MW_BIND_ERR,
   kBadRespErr = VRNIC_CQE_BAD_RESP_ERR,
   kLocAccessErr = VRNIC_CQE_LOC_ACCESS_ERR,
   kRemInvReqErr = VRNIC_CQE_REM_INV_REQ_ERR,
@@ -114,10 +117,12 @@ struct SendWqe {
   uint64_t length = 0;       // message length
   uint8_t vendor_err = 0;    // with read_send_wqe()'s *bad: why (VRNIC_VERR_*)
   vrnic::FastRegFields reg;  // REG_MR
+  vrnic::BindMwFields bind;  // BIND_MW
 
-  // REG_MR and LOCAL_INV: executed by the device, no packets.
+  // REG_MR, LOCAL_INV and BIND_MW: executed by the device, no packets.
   [[nodiscard]] bool is_local() const {
-    return opcode == WrOpcode::kRegMr || opcode == WrOpcode::kLocalInv;
+    return opcode == WrOpcode::kRegMr || opcode == WrOpcode::kLocalInv ||
+           opcode == WrOpcode::kBindMw;
   }
 };
 
@@ -236,11 +241,11 @@ class QpEnv {
   virtual MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap,
                                   uint64_t compare_add, uint64_t swap, uint64_t* original) = 0;
 
-  // REG_MR and LOCAL_INV of a WQE: kSuccess, or its error status with
-  // *verr (VRNIC_VERR_MR_*).
+  // REG_MR, LOCAL_INV and BIND_MW of a WQE: kSuccess, or its error status
+  // with *verr (VRNIC_VERR_MR_*, VRNIC_VERR_MW_*).
   virtual WcStatus local_op(const SendWqe& w, uint8_t* verr) = 0;
   // SEND_WITH_INV received: invalidate rkey, a valid fast-register MR of
-  // the QP's PD.  false if it is not one.
+  // the QP's PD or a type 2 window bound to the QP.  false if it is not one.
   virtual bool invalidate_remote(uint32_t rkey) = 0;
 
   // Send ring: the WQE at index if the driver has posted it.  false with
