@@ -282,16 +282,47 @@ static int vrnic_write_rqe(void *slot, const struct ib_recv_wr *wr, u32 max_sge)
 	return 0;
 }
 
+/*
+ * Post receive WQEs to ring r (its lock held): at most the ring's depth
+ * beyond the consumer index the device publishes at *ci; the new producer
+ * index goes to *pi, after the WQEs.
+ */
+static int vrnic_post_rqes(struct vrnic_dev *dev, struct vrnic_kring *r,
+			   __le32 *pi, __le32 *ci, u32 max_sge,
+			   const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{
+	u32 depth = 1U << r->log_depth;
+	u32 start = r->pi;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		if (r->pi - le32_to_cpu(READ_ONCE(*ci)) >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = vrnic_write_rqe(vrnic_kring_slot(r, r->pi), wr, max_sge);
+		if (err)
+			break;
+		r->pi++;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (r->pi != start) {
+		dma_wmb();
+		WRITE_ONCE(*pi, cpu_to_le32(r->pi));
+		vrnic_kick_engine(dev);
+	}
+	return err;
+}
+
 int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
-	struct vrnic_dev *dev = to_vdev(ibqp->device);
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
-	u32 depth = 1U << qp->rq.log_depth;
 	unsigned long flags;
-	u32 start, ci;
-	int err = 0;
+	int err;
 
 	if (qp->mmap_entry || ibqp->srq) {
 		*bad_wr = wr;
@@ -301,29 +332,10 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (qp->state == IB_QPS_RESET) {
 		err = -EINVAL;
 		*bad_wr = wr;
-		goto out;
+	} else {
+		err = vrnic_post_rqes(to_vdev(ibqp->device), &qp->rq, &db->rq_pi,
+				      &db->rq_ci, qp->cap.max_recv_sge, wr, bad_wr);
 	}
-	start = qp->rq.pi;
-	for (; wr; wr = wr->next) {
-		ci = le32_to_cpu(READ_ONCE(db->rq_ci));
-		if (qp->rq.pi - ci >= depth) {
-			err = -ENOMEM;
-			break;
-		}
-		err = vrnic_write_rqe(vrnic_kring_slot(&qp->rq, qp->rq.pi), wr,
-				      qp->cap.max_recv_sge);
-		if (err)
-			break;
-		qp->rq.pi++;
-	}
-	if (err)
-		*bad_wr = wr;
-	if (qp->rq.pi != start) {
-		dma_wmb();
-		WRITE_ONCE(db->rq_pi, cpu_to_le32(qp->rq.pi));
-		vrnic_kick_engine(dev);
-	}
-out:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	return err;
 }
@@ -331,39 +343,18 @@ out:
 int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr)
 {
-	struct vrnic_dev *dev = to_vdev(ibsrq->device);
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	struct vrnic_srq_dbrec *db = srq->qb.buf;
-	u32 depth = 1U << srq->ring.log_depth;
 	unsigned long flags;
-	u32 start, ci;
-	int err = 0;
+	int err;
 
 	if (srq->mmap_entry) {
 		*bad_wr = wr;
 		return -EINVAL;	/* a user SRQ: its process posts */
 	}
 	spin_lock_irqsave(&srq->lock, flags);
-	start = srq->ring.pi;
-	for (; wr; wr = wr->next) {
-		ci = le32_to_cpu(READ_ONCE(db->ci));
-		if (srq->ring.pi - ci >= depth) {
-			err = -ENOMEM;
-			break;
-		}
-		err = vrnic_write_rqe(vrnic_kring_slot(&srq->ring, srq->ring.pi), wr,
-				      srq->max_sge);
-		if (err)
-			break;
-		srq->ring.pi++;
-	}
-	if (err)
-		*bad_wr = wr;
-	if (srq->ring.pi != start) {
-		dma_wmb();
-		WRITE_ONCE(db->pi, cpu_to_le32(srq->ring.pi));
-		vrnic_kick_engine(dev);
-	}
+	err = vrnic_post_rqes(to_vdev(ibsrq->device), &srq->ring, &db->pi, &db->ci,
+			      srq->max_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }
