@@ -121,6 +121,7 @@ struct vrnic_dev_attrs {
 	u32 max_pkeys;
 	u32 max_eq;
 	u32 max_fast_reg_page_list_len;
+	u32 max_mw;
 	u32 local_ca_ack_delay;
 	u8 mac[ETH_ALEN];
 };
@@ -339,6 +340,8 @@ int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 		     u32 *key);
 int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key);
 int vrnic_cmd_alloc_mr(struct vrnic_dev *dev, u32 pdn, u32 max_pages, u32 *key);
+int vrnic_cmd_alloc_mw(struct vrnic_dev *dev, u32 pdn, u32 type, u32 *key);
+int vrnic_cmd_dealloc_mw(struct vrnic_dev *dev, u32 key);
 int vrnic_cmd_create_cq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb,
 			u32 log_depth, u32 eqn, u32 *cqn);
 int vrnic_cmd_destroy_cq(struct vrnic_dev *dev, u32 cqn);

@@ -108,6 +108,7 @@ int vrnic_cmd_query_device(struct vrnic_dev *dev, struct vrnic_dev_attrs *a)
 	a->max_eq = vrnic_attr_int(da.max_eq);
 	a->max_fast_reg_page_list_len =
 		vrnic_attr_int(da.max_fast_reg_page_list_len);
+	a->max_mw = vrnic_attr_int(da.max_mw);
 	a->local_ca_ack_delay = min_t(u32, le32_to_cpu(da.local_ca_ack_delay),
 				      U8_MAX);
 	ether_addr_copy(a->mac, da.mac);
@@ -275,6 +276,26 @@ int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key)
 {
 	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DEREG_MR, key);
+}
+
+int vrnic_cmd_alloc_mw(struct vrnic_dev *dev, u32 pdn, u32 type, u32 *key)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_MW, 0);
+	cmd.alloc_mw.pdn = cpu_to_le32(pdn);
+	cmd.alloc_mw.type = cpu_to_le32(type);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*key = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
+int vrnic_cmd_dealloc_mw(struct vrnic_dev *dev, u32 key)
+{
+	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DEALLOC_MW, key);
 }
 
 int vrnic_cmd_alloc_mr(struct vrnic_dev *dev, u32 pdn, u32 max_pages, u32 *key)

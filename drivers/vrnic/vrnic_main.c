@@ -496,6 +496,8 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.get_dev_fw_str = vrnic_get_dev_fw_str,
 	.get_dma_mr = vrnic_get_dma_mr,
 	.alloc_mr = vrnic_alloc_mr,
+	.alloc_mw = vrnic_alloc_mw,
+	.dealloc_mw = vrnic_dealloc_mw,
 	.map_mr_sg = vrnic_map_mr_sg,
 	.get_hw_stats = vrnic_get_hw_stats,
 	.get_link_layer = vrnic_get_link_layer,
@@ -519,6 +521,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vrnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),

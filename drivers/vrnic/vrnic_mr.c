@@ -116,6 +116,8 @@ u32 vrnic_access(int ib_access)
 		a |= VRNIC_ACCESS_REMOTE_READ;
 	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
 		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	if (ib_access & IB_ACCESS_MW_BIND)
+		a |= VRNIC_ACCESS_MW_BIND;
 	return a;
 }
 
@@ -125,7 +127,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct vrnic_dev *dev = to_vdev(ibpd->device);
 	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-			      IB_ACCESS_RELAXED_ORDERING;
+			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING;
 	struct vrnic_reg_mr_params p = {};
 	unsigned long pgsz;
 	struct vrnic_pbl pbl;
@@ -279,6 +281,42 @@ int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vrnic_set_page);
+}
+
+/*
+ * Memory windows (ibv_alloc_mw): the device makes an unbound window of
+ * the PD; users bind it with BIND_MW WQEs they post themselves.
+ */
+int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibmw->device);
+	struct vrnic_mw *mw = to_vmw(ibmw);
+	u32 type;
+	int err;
+
+	if (ibmw->type == IB_MW_TYPE_1)
+		type = VRNIC_MW_TYPE_1;
+	else if (ibmw->type == IB_MW_TYPE_2)
+		type = VRNIC_MW_TYPE_2;
+	else
+		return -EINVAL;
+	if (!(dev->attrs.dev_caps & VRNIC_DEV_CAP_MW))
+		return -EOPNOTSUPP;
+	err = vrnic_cmd_alloc_mw(dev, to_vpd(ibmw->pd)->pdn, type, &mw->key);
+	if (err)
+		return err;
+	ibmw->rkey = mw->key;
+	return 0;
+}
+
+int vrnic_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct vrnic_dev *dev = to_vdev(ibmw->device);
+	int err;
+
+	/* No memory is lent to a window: a dead device has nothing to free. */
+	err = vrnic_cmd_dealloc_mw(dev, to_vmw(ibmw)->key);
+	return err && !vrnic_dead(dev) ? err : 0;
 }
 
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

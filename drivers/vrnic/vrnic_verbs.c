@@ -39,6 +39,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	if (a->dev_caps & VRNIC_DEV_CAP_MEM_MGT_EXT)
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	if (a->dev_caps & VRNIC_DEV_CAP_MW) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = a->max_mw;
+	}
 	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
 				  IB_DEVICE_SYS_IMAGE_GUID;
 	attr->max_send_sge = a->max_send_sge;

@@ -39,6 +39,11 @@ struct vrnic_mr {
 	u32 npages;
 };
 
+struct vrnic_mw {
+	struct ib_mw ibmw;
+	u32 key;		/* as the device made it */
+};
+
 struct vrnic_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
@@ -105,6 +110,11 @@ static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
 static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vrnic_mr, ibmr);
+}
+
+static inline struct vrnic_mw *to_vmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct vrnic_mw, ibmw);
 }
 
 static inline struct vrnic_cq *to_vcq(struct ib_cq *ibcq)
@@ -190,6 +200,8 @@ struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
+int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vrnic_dealloc_mw(struct ib_mw *ibmw);
 u32 vrnic_access(int ib_access);
 
 /* vrnic_cq.c */
