@@ -40,6 +40,7 @@ struct Opaque {
 using GetContextCmd = Opaque<16 + sizeof(vrnic_alloc_ucontext_req)>;
 using QueryPortCmd = Opaque<24>;
 using AllocPdCmd = Opaque<16>;
+using AllocMwCmd = Opaque<24>;
 using RegMrCmd = Opaque<48>;
 using CreateCqCmd = Opaque<40>;
 using CreateCqExCmd = Opaque<56>;
@@ -64,6 +65,12 @@ struct AllocPdResp {
   vrnic_alloc_pd_resp drv;
 };
 static_assert(offsetof(AllocPdResp, drv) == 4);
+
+struct AllocMwResp {
+  uint32_t mw_handle;
+  uint32_t rkey;
+};
+static_assert(sizeof(AllocMwResp) == sizeof(ib_uverbs_alloc_mw_resp));
 
 struct RegMrResp {
   uint32_t mr_handle;

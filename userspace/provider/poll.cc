@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 
 #include "vrnic.h"
 
@@ -33,11 +34,14 @@ static_assert(same_value(VRNIC_CQE_SEND, IBV_WC_SEND) &&
               same_value(VRNIC_CQE_RDMA_READ, IBV_WC_RDMA_READ) &&
               same_value(VRNIC_CQE_COMP_SWAP, IBV_WC_COMP_SWAP) &&
               same_value(VRNIC_CQE_FETCH_ADD, IBV_WC_FETCH_ADD) &&
+              same_value(VRNIC_CQE_BIND_MW, IBV_WC_BIND_MW) &&
+              same_value(VRNIC_CQE_LOCAL_INV, IBV_WC_LOCAL_INV) &&
               same_value(VRNIC_CQE_RECV, IBV_WC_RECV) &&
               same_value(VRNIC_CQE_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM));
 static_assert(same_value(VRNIC_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR) &&
               same_value(VRNIC_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR) &&
               same_value(VRNIC_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR) &&
+              same_value(VRNIC_CQE_MW_BIND_ERR, IBV_WC_MW_BIND_ERR) &&
               same_value(VRNIC_CQE_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR) &&
               same_value(VRNIC_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR) &&
               same_value(VRNIC_CQE_FATAL_ERR, IBV_WC_FATAL_ERR) &&
@@ -51,7 +55,19 @@ ibv_wc_opcode wc_opcode(const CqeFields& e) noexcept {
 }
 
 unsigned int wc_flags(const CqeFields& e) noexcept {
-  return (e.has_imm ? IBV_WC_WITH_IMM : 0U) | (e.grh ? IBV_WC_GRH : 0U);
+  return (e.has_imm ? IBV_WC_WITH_IMM : 0U) | (e.has_inv ? IBV_WC_WITH_INV : 0U) |
+         (e.grh ? IBV_WC_GRH : 0U);
+}
+
+// imm_data and invalidated_rkey share the field: immediate data in network
+// order, the key (as libibverbs reads it) in CPU order.
+__be32 imm_or_key(const CqeFields& e) noexcept {
+  if (e.has_inv) {
+    __be32 key{};
+    std::memcpy(&key, &e.imm, sizeof(key));
+    return key;
+  }
+  return htobe32(e.imm);
 }
 
 void fill_wc(const CqeFields& e, ibv_wc* wc) noexcept {
@@ -61,7 +77,7 @@ void fill_wc(const CqeFields& e, ibv_wc* wc) noexcept {
   wc->opcode = wc_opcode(e);
   wc->vendor_err = e.vendor_err;
   wc->byte_len = e.byte_len;
-  wc->imm_data = htobe32(e.imm);
+  wc->imm_data = imm_or_key(e);
   wc->qp_num = e.qpn;
   wc->src_qp = e.src_qp;
   wc->wc_flags = wc_flags(e);
@@ -103,7 +119,7 @@ void end_poll(ibv_cq_ex* ibcq) noexcept {
 ibv_wc_opcode read_opcode(ibv_cq_ex* ibcq) noexcept { return wc_opcode(to_vcq_ex(ibcq)->cur); }
 uint32_t read_vendor_err(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.vendor_err; }
 uint32_t read_byte_len(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.byte_len; }
-__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept { return htobe32(to_vcq_ex(ibcq)->cur.imm); }
+__be32 read_imm_data(ibv_cq_ex* ibcq) noexcept { return imm_or_key(to_vcq_ex(ibcq)->cur); }
 uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.qpn; }
 uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.src_qp; }
 unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur); }

@@ -17,17 +17,17 @@
 namespace vrnic {
 namespace {
 
-constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-                                IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-                                IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 constexpr uint64_t kUcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-                                IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+                                IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+                                IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+constexpr uint64_t kRcSendOps = kUcSendOps | IBV_QP_EX_WITH_RDMA_READ |
+                                IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
 bool is_inline_capable(ibv_wr_opcode op) noexcept {
   return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-         op == IBV_WR_RDMA_WRITE_WITH_IMM;
+         op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_SEND_WITH_INV;
 }
 
 // The device's WQE opcodes are libibverbs' own.
@@ -37,7 +37,26 @@ static_assert(same_value(VRNIC_WQE_RDMA_WRITE, IBV_WR_RDMA_WRITE) &&
               same_value(VRNIC_WQE_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM) &&
               same_value(VRNIC_WQE_RDMA_READ, IBV_WR_RDMA_READ) &&
               same_value(VRNIC_WQE_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP) &&
-              same_value(VRNIC_WQE_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD));
+              same_value(VRNIC_WQE_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+              same_value(VRNIC_WQE_LOCAL_INV, IBV_WR_LOCAL_INV) &&
+              same_value(VRNIC_WQE_BIND_MW, IBV_WR_BIND_MW) &&
+              same_value(VRNIC_WQE_SEND_WITH_INV, IBV_WR_SEND_WITH_INV));
+// Window rights use the libibverbs bits.
+static_assert(same_value(VRNIC_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE) &&
+              same_value(VRNIC_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ) &&
+              same_value(VRNIC_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC));
+constexpr unsigned int kMwAccess =
+    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+// A BIND_MW WQE: the MR may be absent only to unbind (length 0).
+int write_bind(const SqeWriter& w, uint32_t rkey, const ibv_mw_bind_info& b) noexcept {
+  if ((b.length != 0 && b.mr == nullptr) || (b.mw_access_flags & ~kMwAccess) != 0) {
+    return EINVAL;
+  }
+  w.set_bind(rkey, b.addr, b.length, b.mr != nullptr ? b.mr->lkey : 0,
+             static_cast<uint32_t>(b.mw_access_flags));
+  return 0;
+}
 
 bool sq_full(const Qp* qp, uint32_t pi) noexcept {
   const uint32_t ci = le32(load_acquire32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_ci)));
@@ -122,6 +141,15 @@ int build_send(Qp* qp, uint32_t pi, const ibv_send_wr* wr) noexcept {
     w.set_imm(be32toh(wr->imm_data));
   }
   switch (wr->opcode) {
+    case IBV_WR_BIND_MW:
+      return wr->bind_mw.mw == nullptr ? EINVAL
+                                       : write_bind(w, wr->bind_mw.rkey, wr->bind_mw.bind_info);
+    case IBV_WR_LOCAL_INV:
+      w.set_invalidate(wr->invalidate_rkey);
+      return 0;  // no data
+    case IBV_WR_SEND_WITH_INV:
+      w.set_invalidate(wr->invalidate_rkey);
+      break;
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
@@ -211,6 +239,27 @@ void wr_atomic_fetch_add(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, uint64_t
   }
 }
 
+void wr_bind_mw(ibv_qp_ex* ibqp, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) noexcept {
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_BIND_MW)) {
+    Qp* qp = from_ex(ibqp);
+    if (mw == nullptr || write_bind(*w, rkey, *info) != 0) {
+      qp->wr_err = EINVAL;
+    }
+  }
+}
+
+void wr_local_inv(ibv_qp_ex* ibqp, uint32_t invalidate_rkey) noexcept {
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_LOCAL_INV)) {
+    w->set_invalidate(invalidate_rkey);
+  }
+}
+
+void wr_send_inv(ibv_qp_ex* ibqp, uint32_t invalidate_rkey) noexcept {
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_SEND_WITH_INV)) {
+    w->set_invalidate(invalidate_rkey);
+  }
+}
+
 void wr_set_ud_addr(ibv_qp_ex* ibqp, ibv_ah* ah, uint32_t remote_qpn,
                     uint32_t remote_qkey) noexcept {
   Qp* qp = from_ex(ibqp);
@@ -295,6 +344,12 @@ uint64_t send_op_bit(ibv_wr_opcode op) noexcept {
       return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
       return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    case IBV_WR_BIND_MW:
+      return IBV_QP_EX_WITH_BIND_MW;
+    case IBV_WR_LOCAL_INV:
+      return IBV_QP_EX_WITH_LOCAL_INV;
+    case IBV_WR_SEND_WITH_INV:
+      return IBV_QP_EX_WITH_SEND_WITH_INV;
     default:
       return 0;
   }
@@ -341,6 +396,15 @@ void set_wr_ops(Qp* qp, uint64_t flags) noexcept {
   ex.wr_set_sge_list = wr_set_sge_list;
   ex.wr_set_inline_data = wr_set_inline_data;
   ex.wr_set_inline_data_list = wr_set_inline_data_list;
+  if ((flags & IBV_QP_EX_WITH_BIND_MW) != 0) {
+    ex.wr_bind_mw = wr_bind_mw;
+  }
+  if ((flags & IBV_QP_EX_WITH_LOCAL_INV) != 0) {
+    ex.wr_local_inv = wr_local_inv;
+  }
+  if ((flags & IBV_QP_EX_WITH_SEND_WITH_INV) != 0) {
+    ex.wr_send_inv = wr_send_inv;
+  }
   ex.wr_start = wr_start;
   ex.wr_complete = wr_complete;
   ex.wr_abort = wr_abort;

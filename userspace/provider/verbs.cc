@@ -116,6 +116,54 @@ int dereg_mr(verbs_mr* vmr) noexcept {
   return err;
 }
 
+// Memory windows: the kernel has the device make one; binding is a WQE.
+ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) noexcept {
+  auto* mw = new (std::nothrow) ibv_mw{};
+  if (mw == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  abi::AllocMwCmd cmd{};
+  abi::AllocMwResp resp{};
+  const int err = ibv_cmd_alloc_mw(pd, type, mw, abi::as<struct ibv_alloc_mw>(&cmd), sizeof(cmd),
+                                   abi::as<ib_uverbs_alloc_mw_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    delete mw;
+    errno = err;
+    return nullptr;
+  }
+  return mw;
+}
+
+int dealloc_mw(ibv_mw* mw) noexcept {
+  const int err = ibv_cmd_dealloc_mw(mw);
+  if (err == 0) {
+    delete mw;
+  }
+  return err;
+}
+
+// ibv_bind_mw() (type 1): a BIND_MW WQE with the next key; the window
+// takes it once the WQE is posted.
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* mw_bind) noexcept {
+  if (mw->type != IBV_MW_TYPE_1) {
+    return EINVAL;
+  }
+  ibv_send_wr wr{};
+  wr.wr_id = mw_bind->wr_id;
+  wr.opcode = IBV_WR_BIND_MW;
+  wr.send_flags = mw_bind->send_flags;
+  wr.bind_mw.mw = mw;
+  wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+  wr.bind_mw.bind_info = mw_bind->bind_info;
+  ibv_send_wr* bad = nullptr;
+  const int err = post_send(qp, &wr, &bad);
+  if (err == 0) {
+    mw->rkey = wr.bind_mw.rkey;
+  }
+  return err;
+}
+
 // The kernel resolves the destination MAC and returns the whole address
 // vector, which every UD send WQE to this AH carries.
 ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept {

@@ -122,14 +122,17 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
 }
 
 const verbs_context_ops kContextOps = {
+    .alloc_mw = alloc_mw,
     .alloc_pd = alloc_pd,
     .attach_mcast = attach_mcast,
+    .bind_mw = bind_mw,
     .create_ah = create_ah,
     .create_cq = create_cq,
     .create_cq_ex = create_cq_ex,
     .create_qp = create_qp,
     .create_qp_ex = create_qp_ex,
     .create_srq = create_srq,
+    .dealloc_mw = dealloc_mw,
     .dealloc_pd = dealloc_pd,
     .dereg_mr = dereg_mr,
     .destroy_ah = destroy_ah,
