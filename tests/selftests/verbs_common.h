@@ -178,5 +178,8 @@ bool do_too_many_sges(bool ex);
 bool do_inline_too_big(bool ex);
 bool do_wr_batch_error(void);
 bool do_mcast(void);
+bool do_mw_type1(void);
+bool do_mw_type2(void);
+bool do_mw_errors(void);
 
 #endif

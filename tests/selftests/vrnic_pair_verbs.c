@@ -7,7 +7,10 @@
  * and inline, into 1, 2 or 4 scattered receive SGEs.  The side that
  * receives the data checks every byte against a pattern both derive from
  * the case number, and the completions' fields on both sides.  RC also
- * runs both atomics and a WRITE with a bad rkey (remote access error).
+ * runs both atomics, a WRITE through a type 2 memory window the server
+ * binds, which a SEND_WITH_INV then invalidates (the server checks
+ * IBV_WC_WITH_INV and the key), and a WRITE with a bad rkey (remote access
+ * error).
  * A TCP connection carries the handshake and each case's control.
  *
  *   vrnic_pair_verbs -d DEV -g GID_INDEX [-p PORT]             (server)
@@ -33,7 +36,7 @@
 #define WC_TIMEOUT_MS	20000
 #define UD_QKEY		0x11111111
 
-enum ctl_op { CTL_PREP = 1, CTL_CHECK, CTL_NEXT, CTL_DONE };
+enum ctl_op { CTL_PREP = 1, CTL_CHECK, CTL_NEXT, CTL_DONE, CTL_MW_BIND, CTL_MW_CHECK };
 
 /* A case, client to server; the server answers with a struct reply. */
 struct ctl {
@@ -48,6 +51,7 @@ struct ctl {
 
 struct reply {
 	int32_t ok;
+	uint32_t key;		/* CTL_MW_BIND: the window's rkey */
 	char why[196];
 };
 
@@ -90,7 +94,7 @@ static void open_device(void)
 		die("cannot allocate a PD or the buffer");
 	memset(R.buf, 0, BUF_SIZE);
 	R.mr = ibv_reg_mr(R.pd, R.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	if (!R.mr)
 		die("ibv_reg_mr: %s", strerror(errno));
 }
@@ -344,6 +348,85 @@ static bool srv_check(const struct ctl *c, struct reply *r)
 	return true;
 }
 
+/*
+ * A type 2 window over the first c->len bytes of the target, bound by our
+ * QP, and a receive for the SEND_WITH_INV that will invalidate it.
+ */
+static struct ibv_mw *srv_mw;
+
+static bool srv_mw_bind(const struct ctl *c, struct reply *r)
+{
+	struct ibv_sge sg = { (uintptr_t)(R.buf + STAGE_OFF), 4096, R.mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = c->id, .sg_list = &sg, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .wr_id = c->id + 1, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	srv_mw = ibv_alloc_mw(R.pd, IBV_MW_TYPE_2);
+	if (!srv_mw) {
+		snprintf(r->why, sizeof(r->why), "ibv_alloc_mw: %s", strerror(errno));
+		return false;
+	}
+	memset(R.buf + TARGET_OFF, 0xa5, c->len + 1);
+	wr.bind_mw.mw = srv_mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(srv_mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = R.mr, .addr = (uintptr_t)(R.buf + TARGET_OFF), .length = c->len,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	if (ibv_post_recv(R.qp, &rwr, &rbad) || ibv_post_send(R.qp, &wr, &bad)) {
+		snprintf(r->why, sizeof(r->why), "posting: %s", strerror(errno));
+		return false;
+	}
+	if (!poll_one(&wc) || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_BIND_MW) {
+		snprintf(r->why, sizeof(r->why), "IBV_WR_BIND_MW: status %s opcode %d",
+			 ibv_wc_status_str(wc.status), wc.opcode);
+		return false;
+	}
+	r->key = wr.bind_mw.rkey;
+	return true;
+}
+
+/*
+ * The data came through the window, and the SEND_WITH_INV named it.  rxe
+ * (Linux 6.1) writes the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into a
+ * user CQE, which libibverbs reads as IBV_WC_IP_CSUM_OK: it never reports
+ * IBV_WC_WITH_INV (1 << 3), though the key is right.  Against rxe that bit
+ * stands in for it.
+ */
+static bool srv_mw_check(const struct ctl *c, struct reply *r)
+{
+	unsigned int with_inv = strncmp(ibv_get_device_name(R.ctx->device), "rxe", 3) ?
+				IBV_WC_WITH_INV : IBV_WC_IP_CSUM_OK;
+	struct ibv_wc wc = { 0 };
+	int64_t bad;
+	bool ok;
+
+	if (!srv_mw) {
+		snprintf(r->why, sizeof(r->why), "no window was bound");
+		return false;
+	}
+	ok = poll_one(&wc) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	     (wc.wc_flags & with_inv) && wc.invalidated_rkey == c->imm;
+	if (!ok)
+		snprintf(r->why, sizeof(r->why),
+			 "receive: status %s opcode %d flags %#x (want %#x) invalidated_rkey %#x (want %#x)",
+			 ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags, with_inv,
+			 wc.invalidated_rkey, c->imm);
+	bad = verify(R.buf + TARGET_OFF, c->len, c->id, 0);
+	if (ok && (bad >= 0 || R.buf[TARGET_OFF + c->len] != 0xa5)) {
+		snprintf(r->why, sizeof(r->why), "byte %" PRId64 " through the window is wrong",
+			 bad);
+		ok = false;
+	}
+	if (ibv_dealloc_mw(srv_mw) && ok) {
+		snprintf(r->why, sizeof(r->why), "ibv_dealloc_mw: %s", strerror(errno));
+		ok = false;
+	}
+	srv_mw = NULL;
+	return ok;
+}
+
 static void server(void)
 {
 	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
@@ -361,6 +444,10 @@ static void server(void)
 				break;
 			if (c.op == CTL_PREP)
 				r.ok = srv_prep(&c, &r);
+			else if (c.op == CTL_MW_BIND)
+				r.ok = srv_mw_bind(&c, &r);
+			else if (c.op == CTL_MW_CHECK)
+				r.ok = srv_mw_check(&c, &r);
 			else
 				r.ok = srv_check(&c, &r);
 			xwrite(&r, sizeof(r));
@@ -375,7 +462,7 @@ static void server(void)
 /* ---------------------------------------------------------------- */
 /* Client: runs the cases                                            */
 
-static bool ask(uint32_t op, struct ctl *c, char *why, size_t n)
+static bool ask_key(uint32_t op, struct ctl *c, char *why, size_t n, uint32_t *key)
 {
 	struct reply r;
 
@@ -384,7 +471,15 @@ static bool ask(uint32_t op, struct ctl *c, char *why, size_t n)
 	xread(&r, sizeof(r));
 	if (!r.ok)
 		snprintf(why, n, "server: %.*s", (int)sizeof(r.why), r.why);
+	*key = r.key;
 	return r.ok;
+}
+
+static bool ask(uint32_t op, struct ctl *c, char *why, size_t n)
+{
+	uint32_t key;
+
+	return ask_key(op, c, why, n, &key);
 }
 
 static void result(bool ok, const char *why, const char *fmt, ...)
@@ -560,6 +655,42 @@ static void rc_extras(void)
 	result(ok, why, "RC RDMA_WRITE with a bad rkey: remote access error");
 }
 
+/*
+ * RC through a type 2 window of the server: a WRITE of c.len bytes, then a
+ * SEND_WITH_INV naming the window.
+ */
+static void rc_window(void)
+{
+	struct ctl c = { .id = 4343, .len = 4096 };
+	uint8_t *stage = R.buf + STAGE_OFF;
+	struct ibv_sge sg = { (uintptr_t)stage, 4096, R.mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+				  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+	struct ibv_wc wc = { 0 };
+	char why[256] = "";
+	uint32_t key = 0;
+	bool ok;
+
+	ok = ask_key(CTL_MW_BIND, &c, why, sizeof(why), &key);
+	fill(stage, c.len, c.id, 0);
+	wr.wr.rdma.remote_addr = R.peer.addr + TARGET_OFF;
+	wr.wr.rdma.rkey = key;
+	ok = ok && !ibv_post_send(R.qp, &wr, &bad) && poll_one(&wc) &&
+	     wc.status == IBV_WC_SUCCESS;
+	if (ok) {
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = key;
+		sg.length = 64;
+		ok = !ibv_post_send(R.qp, &wr, &bad) && poll_one(&wc) &&
+		     wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
+	}
+	if (!ok && !why[0])
+		snprintf(why, sizeof(why), "status %s", ibv_wc_status_str(wc.status));
+	c.imm = key;
+	ok = ask(CTL_MW_CHECK, &c, why, sizeof(why)) && ok;
+	result(ok, why, "RC RDMA_WRITE through a type 2 memory window, then SEND_WITH_INV of it");
+}
+
 static void client(void)
 {
 	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
@@ -569,8 +700,10 @@ static void client(void)
 		R.type = types[t];
 		make_qp();
 		matrix();
-		if (R.type == IBV_QPT_RC)
+		if (R.type == IBV_QPT_RC) {
+			rc_window();
 			rc_extras();
+		}
 		c.op = t + 1 < sizeof(types) / sizeof(types[0]) ? CTL_NEXT : CTL_DONE;
 		xwrite(&c, sizeof(c));
 		destroy_qp();

@@ -99,6 +99,11 @@ static const struct named_test tests[] = {
 	{ "ibv_wr_* batch with a bad WR posts nothing", do_wr_batch_error },
 	{ "CQ overrun: IBV_EVENT_CQ_ERR", do_cq_overrun },
 	{ "UD multicast: loopback to a member, none after detach, RC refused", do_mcast },
+	{ "memory window type 1: ibv_bind_mw, WRITE within it, refused past it", do_mw_type1 },
+	{ "memory window type 2: IBV_WR_BIND_MW; SEND_WITH_INV (IBV_WC_WITH_INV), LOCAL_INV; "
+	  "the invalidated key refused", do_mw_type2 },
+	{ "memory windows: bind without MW_BIND is MW_BIND_ERR; SEND_WITH_INV of another PD's "
+	  "window is REM_INV_REQ_ERR on both sides", do_mw_errors },
 };
 
 int main(int argc, char **argv)

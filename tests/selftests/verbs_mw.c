@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * vrnic_verbs, memory windows and invalidation from userspace: ibv_alloc_mw,
+ * ibv_bind_mw (type 1), IBV_WR_BIND_MW (type 2), IBV_WR_LOCAL_INV and
+ * IBV_WR_SEND_WITH_INV with IBV_WC_WITH_INV, remote access through a
+ * window within its range only, and the error statuses of a bind without
+ * MW_BIND, an invalidated key and a key the responder cannot invalidate.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_common.h"
+
+#define WIN_LEN 8192
+
+/* CHECK for functions with something to clean up at out:. */
+#define CHECK_OUT(cond, ...) do {				\
+	if (!(cond)) {						\
+		snprintf(why, sizeof(why), __VA_ARGS__);	\
+		goto out;					\
+	}							\
+} while (0)
+
+/* A pair whose side 1 MR allows windows. */
+static bool mw_pair(struct pair *p, int access1)
+{
+	struct qp_opts o = default_opts();
+
+	o.access[1] = access1;
+	return pair_create(p, IBV_QPT_RC, &o);
+}
+
+/* An RDMA WRITE of len bytes from side 0 to raddr through rkey; its status. */
+static bool write_through(struct pair *p, uint64_t wr_id, uint64_t raddr, uint32_t rkey,
+			  size_t len, enum ibv_wc_status want, const char *what)
+{
+	struct ibv_sge sg = { (uintptr_t)p->s[0].buf, (uint32_t)len, p->s[0].mr->lkey };
+	struct send w = { .op = IBV_WR_RDMA_WRITE, .wr_id = wr_id, .flags = IBV_SEND_SIGNALED,
+			  .sg = &sg, .nsge = 1, .raddr = raddr, .rkey = rkey };
+
+	fill_random(p->s[0].buf, len);
+	CHECK(!post_one(p, 0, &w), "%s: post failed", what);
+	if (!expect_status(&p->s[0], wr_id, want, what))
+		return false;
+	if (want == IBV_WC_SUCCESS)
+		CHECK(!memcmp((void *)(uintptr_t)raddr, p->s[0].buf, len),
+		      "%s: the data did not land", what);
+	return true;
+}
+
+/* Post one WR on side i and expect its completion's status and opcode. */
+static bool post_expect(struct pair *p, int i, struct ibv_send_wr *wr, enum ibv_wc_status st,
+			enum ibv_wc_opcode op, const char *what)
+{
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	CHECK(!ibv_post_send(p->s[i].qp, wr, &bad), "%s: ibv_post_send failed", what);
+	if (!expect_wc(&p->s[i], &wc, what))
+		return false;
+	CHECK(wc.wr_id == wr->wr_id && wc.status == st,
+	      "%s: got wr_id %" PRIu64 " status %s, want %" PRIu64 " %s", what, wc.wr_id,
+	      ibv_wc_status_str(wc.status), wr->wr_id, ibv_wc_status_str(st));
+	CHECK(st != IBV_WC_SUCCESS || wc.opcode == op, "%s: opcode %d, want %d", what, wc.opcode,
+	      op);
+	return true;
+}
+
+/* Type 1: ibv_bind_mw from one QP, access within the window only. */
+bool do_mw_type1(void)
+{
+	struct ibv_mw_bind b = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw *mw = NULL;
+	struct pair p;
+	struct ibv_wc wc;
+	uint32_t before;
+	uint8_t *win;
+	bool ok = false;
+
+	if (!mw_pair(&p, ALL_ACCESS | IBV_ACCESS_MW_BIND))
+		goto out;
+	win = p.s[1].buf + REMOTE_OFF;
+	mw = ibv_alloc_mw(E.pd, IBV_MW_TYPE_1);
+	CHECK_OUT(mw, "ibv_alloc_mw(type 1) failed");
+	b.bind_info = (struct ibv_mw_bind_info){
+		.mr = p.s[1].mr, .addr = (uintptr_t)win, .length = WIN_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	before = mw->rkey;
+	CHECK_OUT(!ibv_bind_mw(p.s[1].qp, mw, &b), "ibv_bind_mw failed");
+	if (!expect_wc(&p.s[1], &wc, "the bind"))
+		goto out;
+	CHECK_OUT(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW,
+		  "bind: status %s opcode %d", ibv_wc_status_str(wc.status), wc.opcode);
+	CHECK_OUT(mw->rkey != before, "ibv_bind_mw kept the old key %#x", before);
+	if (!write_through(&p, 2, (uintptr_t)win + 100, mw->rkey, 4096, IBV_WC_SUCCESS,
+			   "WRITE within the window"))
+		goto out;
+	/* Past the window is refused. */
+	if (!write_through(&p, 3, (uintptr_t)win + WIN_LEN - 100, mw->rkey, 4096,
+			   IBV_WC_REM_ACCESS_ERR, "WRITE past the window"))
+		goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	if (mw && ibv_dealloc_mw(mw) && ok) {
+		snprintf(why, sizeof(why), "ibv_dealloc_mw failed");
+		ok = false;
+	}
+	return ok;
+}
+
+/* Type 2: IBV_WR_BIND_MW, then SEND_WITH_INV, then LOCAL_INV. */
+bool do_mw_type2(void)
+{
+	struct ibv_send_wr bind = { .wr_id = 10, .opcode = IBV_WR_BIND_MW };
+	struct ibv_mw *mw = NULL;
+	struct pair p = { 0 };
+	struct ibv_wc wc;
+	uint8_t *win;
+	uint32_t rkey;
+	bool ok = false;
+	int round;
+
+	mw = ibv_alloc_mw(E.pd, IBV_MW_TYPE_2);
+	CHECK_OUT(mw, "ibv_alloc_mw(type 2) failed");
+	rkey = mw->rkey;
+	for (round = 0; round < 2; round++) {
+		if (!mw_pair(&p, ALL_ACCESS | IBV_ACCESS_MW_BIND))
+			goto out;
+		win = p.s[1].buf + REMOTE_OFF;
+		rkey = ibv_inc_rkey(rkey);
+		bind.bind_mw.mw = mw;
+		bind.bind_mw.rkey = rkey;
+		bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			.mr = p.s[1].mr, .addr = (uintptr_t)win, .length = WIN_LEN,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		};
+		if (!post_expect(&p, 1, &bind, IBV_WC_SUCCESS, IBV_WC_BIND_MW, "IBV_WR_BIND_MW") ||
+		    !write_through(&p, 11, (uintptr_t)win, rkey, 2048, IBV_WC_SUCCESS,
+				   "WRITE through the type 2 window"))
+			goto out;
+		if (round == 0) {
+			/* The peer invalidates it with its SEND. */
+			struct ibv_sge rsg = { (uintptr_t)p.s[1].buf, 4096, p.s[1].mr->lkey };
+			struct ibv_sge ssg = { (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey };
+			struct ibv_send_wr si = { .wr_id = 12, .opcode = IBV_WR_SEND_WITH_INV,
+						  .sg_list = &ssg, .num_sge = 1,
+						  .invalidate_rkey = rkey };
+
+			CHECK_OUT(!post_recv(&p.s[1], 13, &rsg, 1), "post_recv failed");
+			if (!post_expect(&p, 0, &si, IBV_WC_SUCCESS, IBV_WC_SEND,
+					 "IBV_WR_SEND_WITH_INV") ||
+			    !expect_wc(&p.s[1], &wc, "the receive"))
+				goto out;
+			CHECK_OUT(wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) &&
+				  wc.invalidated_rkey == rkey,
+				  "receive: status %s flags %#x invalidated_rkey %#x, want %#x",
+				  ibv_wc_status_str(wc.status), wc.wc_flags, wc.invalidated_rkey,
+				  rkey);
+		} else {
+			struct ibv_send_wr inv = { .wr_id = 14, .opcode = IBV_WR_LOCAL_INV,
+						   .invalidate_rkey = rkey };
+
+			if (!post_expect(&p, 1, &inv, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV,
+					 "IBV_WR_LOCAL_INV"))
+				goto out;
+		}
+		/* Access through the invalidated key. */
+		if (!write_through(&p, 15, (uintptr_t)win, rkey, 64, IBV_WC_REM_ACCESS_ERR,
+				   round == 0 ? "WRITE after SEND_WITH_INV" : "WRITE after LOCAL_INV"))
+			goto out;
+		pair_destroy(&p);
+		memset(&p, 0, sizeof(p));
+	}
+	ok = true;
+out:
+	pair_destroy(&p);
+	if (mw && ibv_dealloc_mw(mw) && ok) {
+		snprintf(why, sizeof(why), "ibv_dealloc_mw failed");
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * The error statuses: a bind to an MR without MW_BIND is MW_BIND_ERR; a
+ * SEND_WITH_INV naming a key the responder cannot invalidate (a window of
+ * another PD) is REM_INV_REQ_ERR on both sides.
+ */
+bool do_mw_errors(void)
+{
+	struct ibv_send_wr bind = { .wr_id = 20, .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr si = { .wr_id = 21, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1 };
+	struct ibv_pd *pd2 = ibv_alloc_pd(E.ctx);
+	struct ibv_mw *mw = NULL, *other = NULL;
+	struct ibv_sge rsg, ssg;
+	struct pair p = { 0 };
+	struct ibv_wc wc;
+	bool ok = false;
+
+	CHECK_OUT(pd2, "ibv_alloc_pd failed");
+	mw = ibv_alloc_mw(E.pd, IBV_MW_TYPE_2);
+	other = ibv_alloc_mw(pd2, IBV_MW_TYPE_2);
+	CHECK_OUT(mw && other, "ibv_alloc_mw failed");
+	if (!mw_pair(&p, ALL_ACCESS))	/* no MW_BIND */
+		goto out;
+	bind.bind_mw.mw = mw;
+	bind.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = p.s[1].mr, .addr = (uintptr_t)p.s[1].buf, .length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+	};
+	if (!post_expect(&p, 1, &bind, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW,
+			 "bind to an MR without IBV_ACCESS_MW_BIND"))
+		goto out;
+	pair_destroy(&p);
+	memset(&p, 0, sizeof(p));
+	if (!mw_pair(&p, ALL_ACCESS | IBV_ACCESS_MW_BIND))
+		goto out;
+	rsg = (struct ibv_sge){ (uintptr_t)p.s[1].buf, 4096, p.s[1].mr->lkey };
+	ssg = (struct ibv_sge){ (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey };
+	si.sg_list = &ssg;
+	si.invalidate_rkey = other->rkey;
+	CHECK_OUT(!post_recv(&p.s[1], 22, &rsg, 1), "post_recv failed");
+	if (!post_expect(&p, 0, &si, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND,
+			 "SEND_WITH_INV of another PD's window") ||
+	    !expect_wc(&p.s[1], &wc, "its receive"))
+		goto out;
+	CHECK_OUT(wc.status == IBV_WC_REM_INV_REQ_ERR, "the receive: status %s, want %s",
+		  ibv_wc_status_str(wc.status), ibv_wc_status_str(IBV_WC_REM_INV_REQ_ERR));
+	ok = true;
+out:
+	pair_destroy(&p);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (other)
+		ibv_dealloc_mw(other);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	return ok;
+}
