@@ -127,8 +127,7 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
       return true;
     case WrOpcode::kSendInv:
       return cfg_.type == QpType::kRc;  // IETH exists in RC only
-    case WrOpcode::kBindMw:
-      return cfg_.type != QpType::kUd;  // windows serve RDMA
+    case WrOpcode::kBindMw:             // windows serve RDMA
     case WrOpcode::kWrite:
     case WrOpcode::kWriteImm:
       return cfg_.type != QpType::kUd;
