@@ -4,8 +4,11 @@
 # NVMe over Fabrics on a lossy wire (scripts/check runs it with drop,
 # reorder, duplication and corruption on both vrnicd ports): guest 0 is the
 # target, guest 1 the host (see nvmeof_lib.sh).  RC recovers every loss,
-# so fio's crc32c verify stays clean, and no I/O waits long enough for
-# nvme-rdma's timeout: no error recovery.  The workload is small because
+# so fio's crc32c verify stays clean and no work completion fails.  An
+# I/O can still wait past nvme-rdma's 30 s timeout behind a run of
+# retransmissions; the controller then recovers and reconnects, fio's
+# requests are requeued, and the verify must stay clean all the same (the
+# recoveries are reported).  The workload is small because
 # each tail loss costs rdma_cm's RoCE ACK timeout (about 0.5 s), and its
 # requests are at most 64 KiB: the target RDMA READs a write's data, and a
 # READ that loses a response starts again from there (go-back-N), so a
@@ -42,9 +45,11 @@ else
 	ktap_skip "fio seq-64k" "no namespaces"
 fi
 nvmeof_disconnect "nvme disconnect"
-out=$(dmesg_since "$mark" | grep -E 'error recovery|failed with status|Bogus remote')
+out=$(dmesg_since "$mark" | grep -E 'failed with status|Bogus remote')
+recoveries=$(dmesg_since "$mark" | grep -c 'starting error recovery')
 [[ -z $out ]]
-ktap_check "host: no work completion failed, no error recovery" $? "$out" \
+ktap_check "host: no work completion failed ($recoveries error recoveries after I/O timeouts)" $? \
+	"$out" "$(dmesg_since "$mark" | grep nvme | tail -n 20)" \
 	"$(cd "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters" && grep -H . -- * | tr '\n' ' ')"
 pair_sync nvmeof.done 120
 modprobe -r nvme-rdma 2>/dev/null
