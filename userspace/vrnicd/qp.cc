@@ -348,42 +348,52 @@ MemStatus Qp::scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t
   return done == src.size() ? MemStatus::kOk : MemStatus::kBounds;
 }
 
+// Remote access of length bytes at va through rkey: the key is looked up
+// once, and *mr is the region whose memory it reaches.  Through a window,
+// the window's rights and range (within the MR's) apply.
+MemStatus Qp::access_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need,
+                            const Mr** mr) const {
+  const Mr* window = nullptr;
+  *mr = ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
+  if (*mr == nullptr) {
+    return MemStatus::kBadKey;
+  }
+  const Mr* rights = window != nullptr ? window : *mr;
+  if ((need & ~rights->access) != 0) {
+    return MemStatus::kNoAccess;
+  }
+  return rights->contains(va, length) && (*mr)->contains(va, length) ? MemStatus::kOk
+                                                                     : MemStatus::kBounds;
+}
+
 MemStatus Qp::check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need) {
   if (length == 0) {
     return MemStatus::kOk;  // zero-length operations name no memory
   }
-  const Mr* window = nullptr;
-  const Mr* mr = ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
-  if (mr == nullptr) {
-    return MemStatus::kBadKey;
-  }
-  // Through a window, its rights and range (within the MR's) apply.
-  const Mr* rights = window != nullptr ? window : mr;
-  if ((need & ~rights->access) != 0) {
-    return MemStatus::kNoAccess;
-  }
-  return rights->contains(va, length) && mr->contains(va, length) ? MemStatus::kOk
-                                                                  : MemStatus::kBounds;
-}
-
-// The memory an rkey that check_remote() accepted reaches.
-const Mr* Qp::remote_mr(uint32_t rkey) const {
-  const Mr* window = nullptr;
-  return ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
+  const Mr* mr = nullptr;
+  return access_remote(rkey, va, length, need, &mr);
 }
 
 MemStatus Qp::remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) {
-  const MemStatus m = check_remote(rkey, va, src.size(), VRNIC_ACCESS_REMOTE_WRITE);
-  if (m == MemStatus::kOk && !src.empty()) {
-    remote_mr(rkey)->write(va, src);
+  if (src.empty()) {
+    return MemStatus::kOk;
+  }
+  const Mr* mr = nullptr;
+  const MemStatus m = access_remote(rkey, va, src.size(), VRNIC_ACCESS_REMOTE_WRITE, &mr);
+  if (m == MemStatus::kOk) {
+    mr->write(va, src);
   }
   return m;
 }
 
 MemStatus Qp::remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) {
-  const MemStatus m = check_remote(rkey, va, dst.size(), VRNIC_ACCESS_REMOTE_READ);
-  if (m == MemStatus::kOk && !dst.empty()) {
-    remote_mr(rkey)->read(va, dst);
+  if (dst.empty()) {
+    return MemStatus::kOk;
+  }
+  const Mr* mr = nullptr;
+  const MemStatus m = access_remote(rkey, va, dst.size(), VRNIC_ACCESS_REMOTE_READ, &mr);
+  if (m == MemStatus::kOk) {
+    mr->read(va, dst);
   }
   return m;
 }
@@ -393,13 +403,14 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
   if ((va & 7) != 0) {
     return MemStatus::kMisaligned;
   }
-  const MemStatus m = check_remote(rkey, va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_ATOMIC);
+  const Mr* mr = nullptr;
+  const MemStatus m = access_remote(rkey, va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_ATOMIC, &mr);
   if (m != MemStatus::kOk) {
     return m;
   }
   // An aligned word never straddles a page.
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  auto* w = reinterpret_cast<uint64_t*>(remote_mr(rkey)->word(va));
+  auto* w = reinterpret_cast<uint64_t*>(mr->word(va));
   std::atomic_ref<uint64_t> word(*w);
   if (compare_swap) {
     uint64_t expected = compare_add;

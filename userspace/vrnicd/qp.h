@@ -123,7 +123,8 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] uint32_t recv_producer() const;
   static bool refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why);
   [[nodiscard]] const Mr* find_mr(uint32_t key) const;
-  [[nodiscard]] const Mr* remote_mr(uint32_t rkey) const;
+  roce::MemStatus access_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need,
+                                const Mr** mr) const;
   roce::MemStatus scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,
                              std::span<const std::byte> src);
   void count(vrnic_stat s, uint64_t n = 1);
