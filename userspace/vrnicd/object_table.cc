@@ -364,17 +364,23 @@ uint8_t ObjectTable::fast_reg(uint32_t pdn, const vrnic::FastRegFields& r) {
   return VRNIC_VERR_NONE;
 }
 
-// LOCAL_INV names a fast-register MR's current key, in any state, with no
-// window bound to it; or a bound type 2 window's.
-uint8_t ObjectTable::invalidate(uint32_t key, uint32_t pdn) {
+// Invalidation names the current key of a fast-register MR of the PD with
+// no window bound to it, or of a bound type 2 window.  LOCAL_INV
+// (remote_qpn nullptr) may name an MR in any state; a SEND_WITH_INV
+// received only a valid MR, or a window bound to the receiving QP.
+uint8_t ObjectTable::invalidate_key(uint32_t key, uint32_t pdn, const uint32_t* remote_qpn) {
   Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
-  if (mr != nullptr && mr->mw_type == VRNIC_MW_TYPE_2 && mr->pdn == pdn && mr->key == key &&
-      mr->state == MrState::kValid) {
+  if (mr == nullptr || mr->key != key || mr->pdn != pdn) {
+    return VRNIC_VERR_MR_KEY;
+  }
+  if (mr->mw_type == VRNIC_MW_TYPE_2) {
+    if (mr->state != MrState::kValid || (remote_qpn != nullptr && mr->mw_qpn != *remote_qpn)) {
+      return VRNIC_VERR_MR_KEY;
+    }
     unbind(mr);
     return VRNIC_VERR_NONE;
   }
-  mr = fast_reg_mr(key, pdn);
-  if (mr == nullptr || mr->key != key) {
+  if (!mr->fast_reg || (remote_qpn != nullptr && mr->state != MrState::kValid)) {
     return VRNIC_VERR_MR_KEY;
   }
   if (mr->windows != 0) {
@@ -384,20 +390,12 @@ uint8_t ObjectTable::invalidate(uint32_t key, uint32_t pdn) {
   return VRNIC_VERR_NONE;
 }
 
+uint8_t ObjectTable::invalidate(uint32_t key, uint32_t pdn) {
+  return invalidate_key(key, pdn, nullptr);
+}
+
 bool ObjectTable::invalidate_remote(uint32_t key, uint32_t pdn, uint32_t qpn) {
-  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
-  if (mr == nullptr || mr->key != key || mr->pdn != pdn || mr->state != MrState::kValid) {
-    return false;
-  }
-  if (mr->mw_type == VRNIC_MW_TYPE_2 && mr->mw_qpn == qpn) {
-    unbind(mr);
-    return true;
-  }
-  if (!mr->fast_reg || mr->windows != 0) {
-    return false;
-  }
-  mr->state = MrState::kInvalid;
-  return true;
+  return invalidate_key(key, pdn, &qpn) == VRNIC_VERR_NONE;
 }
 
 // ---------------------------------------------------------------------------

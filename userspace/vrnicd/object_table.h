@@ -96,6 +96,7 @@ class ObjectTable {
   void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
   [[nodiscard]] Mr* fast_reg_mr(uint32_t key, uint32_t pdn) const;
   void unbind(Mr* mw);
+  uint8_t invalidate_key(uint32_t key, uint32_t pdn, const uint32_t* remote_qpn);
   void remove_mr(uint32_t index);
 
   const DeviceConfig& cfg_;
