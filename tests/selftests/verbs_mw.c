@@ -68,6 +68,48 @@ static bool post_expect(struct pair *p, int i, struct ibv_send_wr *wr, enum ibv_
 	return true;
 }
 
+/* IBV_WR_BIND_MW on side 1: window mw as key rkey over len bytes at addr of
+ * side 1's MR; want is the completion's status. */
+static bool bind_type2(struct pair *p, struct ibv_mw *mw, uint32_t rkey, uint64_t addr,
+		       uint64_t len, unsigned int access, enum ibv_wc_status want, const char *what)
+{
+	struct ibv_send_wr wr = { .wr_id = 10, .opcode = IBV_WR_BIND_MW };
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = p->s[1].mr, .addr = addr, .length = len, .mw_access_flags = access,
+	};
+	return post_expect(p, 1, &wr, want, IBV_WC_BIND_MW, what);
+}
+
+/* A SEND_WITH_INV of key from side 0 into a receive on side 1: the send's
+ * status must be want; *recv gets the receive's completion. */
+static bool send_inv(struct pair *p, uint32_t key, enum ibv_wc_status want, struct ibv_wc *recv,
+		     const char *what)
+{
+	struct ibv_sge rsg = { (uintptr_t)p->s[1].buf, 4096, p->s[1].mr->lkey };
+	struct ibv_sge ssg = { (uintptr_t)p->s[0].buf, 64, p->s[0].mr->lkey };
+	struct ibv_send_wr si = { .wr_id = 12, .opcode = IBV_WR_SEND_WITH_INV, .sg_list = &ssg,
+				  .num_sge = 1, .invalidate_rkey = key };
+
+	CHECK(!post_recv(&p->s[1], 13, &rsg, 1), "%s: post_recv failed", what);
+	return post_expect(p, 0, &si, want, IBV_WC_SEND, what) &&
+	       expect_wc(&p->s[1], recv, what);
+}
+
+/* The end of a window test: the pair and the window go; ok unless that
+ * fails. */
+static bool mw_done(struct pair *p, struct ibv_mw *mw, bool ok)
+{
+	pair_destroy(p);
+	if (mw && ibv_dealloc_mw(mw) && ok) {
+		snprintf(why, sizeof(why), "ibv_dealloc_mw failed");
+		return false;
+	}
+	return ok;
+}
+
 /* Type 1: ibv_bind_mw from one QP, access within the window only. */
 bool do_mw_type1(void)
 {
@@ -104,18 +146,12 @@ bool do_mw_type1(void)
 		goto out;
 	ok = true;
 out:
-	pair_destroy(&p);
-	if (mw && ibv_dealloc_mw(mw) && ok) {
-		snprintf(why, sizeof(why), "ibv_dealloc_mw failed");
-		ok = false;
-	}
-	return ok;
+	return mw_done(&p, mw, ok);
 }
 
 /* Type 2: IBV_WR_BIND_MW, then SEND_WITH_INV, then LOCAL_INV. */
 bool do_mw_type2(void)
 {
-	struct ibv_send_wr bind = { .wr_id = 10, .opcode = IBV_WR_BIND_MW };
 	struct ibv_mw *mw = NULL;
 	struct pair p = { 0 };
 	struct ibv_wc wc;
@@ -132,28 +168,14 @@ bool do_mw_type2(void)
 			goto out;
 		win = p.s[1].buf + REMOTE_OFF;
 		rkey = ibv_inc_rkey(rkey);
-		bind.bind_mw.mw = mw;
-		bind.bind_mw.rkey = rkey;
-		bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
-			.mr = p.s[1].mr, .addr = (uintptr_t)win, .length = WIN_LEN,
-			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
-		};
-		if (!post_expect(&p, 1, &bind, IBV_WC_SUCCESS, IBV_WC_BIND_MW, "IBV_WR_BIND_MW") ||
+		if (!bind_type2(&p, mw, rkey, (uintptr_t)win, WIN_LEN, IBV_ACCESS_REMOTE_WRITE,
+				IBV_WC_SUCCESS, "IBV_WR_BIND_MW") ||
 		    !write_through(&p, 11, (uintptr_t)win, rkey, 2048, IBV_WC_SUCCESS,
 				   "WRITE through the type 2 window"))
 			goto out;
 		if (round == 0) {
 			/* The peer invalidates it with its SEND. */
-			struct ibv_sge rsg = { (uintptr_t)p.s[1].buf, 4096, p.s[1].mr->lkey };
-			struct ibv_sge ssg = { (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey };
-			struct ibv_send_wr si = { .wr_id = 12, .opcode = IBV_WR_SEND_WITH_INV,
-						  .sg_list = &ssg, .num_sge = 1,
-						  .invalidate_rkey = rkey };
-
-			CHECK_OUT(!post_recv(&p.s[1], 13, &rsg, 1), "post_recv failed");
-			if (!post_expect(&p, 0, &si, IBV_WC_SUCCESS, IBV_WC_SEND,
-					 "IBV_WR_SEND_WITH_INV") ||
-			    !expect_wc(&p.s[1], &wc, "the receive"))
+			if (!send_inv(&p, rkey, IBV_WC_SUCCESS, &wc, "IBV_WR_SEND_WITH_INV"))
 				goto out;
 			CHECK_OUT(wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) &&
 				  wc.invalidated_rkey == rkey,
@@ -177,12 +199,7 @@ bool do_mw_type2(void)
 	}
 	ok = true;
 out:
-	pair_destroy(&p);
-	if (mw && ibv_dealloc_mw(mw) && ok) {
-		snprintf(why, sizeof(why), "ibv_dealloc_mw failed");
-		ok = false;
-	}
-	return ok;
+	return mw_done(&p, mw, ok);
 }
 
 /*
@@ -192,11 +209,8 @@ out:
  */
 bool do_mw_errors(void)
 {
-	struct ibv_send_wr bind = { .wr_id = 20, .opcode = IBV_WR_BIND_MW };
-	struct ibv_send_wr si = { .wr_id = 21, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1 };
 	struct ibv_pd *pd2 = ibv_alloc_pd(E.ctx);
 	struct ibv_mw *mw = NULL, *other = NULL;
-	struct ibv_sge rsg, ssg;
 	struct pair p = { 0 };
 	struct ibv_wc wc;
 	bool ok = false;
@@ -207,27 +221,16 @@ bool do_mw_errors(void)
 	CHECK_OUT(mw && other, "ibv_alloc_mw failed");
 	if (!mw_pair(&p, ALL_ACCESS))	/* no MW_BIND */
 		goto out;
-	bind.bind_mw.mw = mw;
-	bind.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
-		.mr = p.s[1].mr, .addr = (uintptr_t)p.s[1].buf, .length = 4096,
-		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
-	};
-	if (!post_expect(&p, 1, &bind, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW,
-			 "bind to an MR without IBV_ACCESS_MW_BIND"))
+	if (!bind_type2(&p, mw, ibv_inc_rkey(mw->rkey), (uintptr_t)p.s[1].buf, 4096,
+			IBV_ACCESS_REMOTE_READ, IBV_WC_MW_BIND_ERR,
+			"bind to an MR without IBV_ACCESS_MW_BIND"))
 		goto out;
 	pair_destroy(&p);
 	memset(&p, 0, sizeof(p));
 	if (!mw_pair(&p, ALL_ACCESS | IBV_ACCESS_MW_BIND))
 		goto out;
-	rsg = (struct ibv_sge){ (uintptr_t)p.s[1].buf, 4096, p.s[1].mr->lkey };
-	ssg = (struct ibv_sge){ (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey };
-	si.sg_list = &ssg;
-	si.invalidate_rkey = other->rkey;
-	CHECK_OUT(!post_recv(&p.s[1], 22, &rsg, 1), "post_recv failed");
-	if (!post_expect(&p, 0, &si, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND,
-			 "SEND_WITH_INV of another PD's window") ||
-	    !expect_wc(&p.s[1], &wc, "its receive"))
+	if (!send_inv(&p, other->rkey, IBV_WC_REM_INV_REQ_ERR, &wc,
+		      "SEND_WITH_INV of another PD's window"))
 		goto out;
 	CHECK_OUT(wc.status == IBV_WC_REM_INV_REQ_ERR, "the receive: status %s, want %s",
 		  ibv_wc_status_str(wc.status), ibv_wc_status_str(IBV_WC_REM_INV_REQ_ERR));
