@@ -237,3 +237,29 @@ pair_run() {
 	pair_sync "$name.done" "$secs" >>"$pair_out" || true
 	return "$pair_rc"
 }
+
+# fio_verify NAME DEV ARGS...: fio writes DEV, then reads it back and checks
+# every block (crc32c); one result.
+fio_verify() {
+	local name=$1 dev=$2 out rc
+	shift 2
+	if [[ ! -b $dev ]]; then
+		ktap_not_ok "fio $name: $dev is no block device"
+		return
+	fi
+	out=$(fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--group_reporting "$@" 2>&1)
+	rc=$?
+	[[ $rc == 0 ]] && grep -q ' err= 0' <<<"$out" && ! grep -q 'verify: bad' <<<"$out"
+	ktap_check "fio $name on ${dev#/dev/}: $(grep -Eo 'WRITE: bw=[^ ]+' <<<"$out" | head -n 1)" \
+		$? "fio exit $rc" "$(tail -n 15 <<<"$out")"
+}
+
+# no_kernel_warnings MARK WHO: no kernel warning since MARK; one result.
+no_kernel_warnings() {
+	local out
+	out=$(dmesg_since "$1" | kernel_trouble)
+	[[ -z $out ]]
+	ktap_check "$2: no kernel warnings" $? "$out"
+}

@@ -51,23 +51,6 @@ nvmeof_target_teardown() {
 	rm -f /tmp/nvmeof-ns2.img
 }
 
-# nvmeof_fio NAME DEV ARGS...: write, then read back and check every block.
-nvmeof_fio() {
-	local name=$1 dev=$2 out rc
-	shift 2
-	if [[ ! -b $dev ]]; then
-		ktap_not_ok "fio $name: $dev is no block device"
-		return
-	fi
-	out=$(fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-		--group_reporting "$@" 2>&1)
-	rc=$?
-	[[ $rc == 0 ]] && grep -q ' err= 0' <<<"$out" && ! grep -q 'verify: bad' <<<"$out"
-	ktap_check "fio $name on ${dev#/dev/}: $(grep -Eo 'WRITE: bw=[^ ]+' <<<"$out" | head -n 1)" \
-		$? "fio exit $rc" "$(tail -n 15 <<<"$out")"
-}
-
 # The namespace block devices of the subsystem (nvme0n1 ...), once both
 # appear.
 nvmeof_devices() {
@@ -124,11 +107,11 @@ nvmeof_host_run() {
 		local ns1 ns2
 		ns1=$(head -n 1 <<<"$devs")
 		ns2=$(tail -n 1 <<<"$devs")
-		nvmeof_fio randwrite-4k "$ns1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
+		fio_verify randwrite-4k "$ns1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
 			--size=16M --offset_increment=16M
-		nvmeof_fio seq-128k "$ns2" --rw=write --bs=128k --iodepth=8 --size=32M
-		nvmeof_fio seq-1m "$ns1" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
-		nvmeof_fio seq-1m "$ns2" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
+		fio_verify seq-128k "$ns2" --rw=write --bs=128k --iodepth=8 --size=32M
+		fio_verify seq-1m "$ns1" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
+		fio_verify seq-1m "$ns2" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
 	else
 		for n in 1 2 3 4; do ktap_skip "fio $n" "no namespaces"; done
 	fi
@@ -137,7 +120,7 @@ nvmeof_host_run() {
 	nvmeof_connect "$addr" "nvme connect again"
 	devs=$nvmeof_devs
 	if [[ -n $devs ]]; then
-		nvmeof_fio again-randrw-4k "$(head -n 1 <<<"$devs")" --rw=randrw --bs=4k --iodepth=16 \
+		fio_verify again-randrw-4k "$(head -n 1 <<<"$devs")" --rw=randrw --bs=4k --iodepth=16 \
 			--size=8M
 	else
 		ktap_skip "fio again" "no namespaces"
@@ -198,12 +181,4 @@ nvmeof_link_pull() {
 	fi
 	nvmeof_disconnect "link pull: nvme disconnect"
 	modprobe -r nvme-rdma 2>/dev/null
-}
-
-# nvmeof_no_warnings MARK WHO
-nvmeof_no_warnings() {
-	local out
-	out=$(dmesg_since "$1" | kernel_trouble)
-	[[ -z $out ]]
-	ktap_check "$2: no kernel warnings" $? "$out"
 }

@@ -16,5 +16,5 @@ mark=$(dmesg_mark)
 nvmeof_target_setup "$VRNIC_IP"
 nvmeof_host_run "$VRNIC_IP" "$mark"
 nvmeof_target_teardown
-nvmeof_no_warnings "$mark" "target and host"
+no_kernel_warnings "$mark" "target and host"
 ktap_finish

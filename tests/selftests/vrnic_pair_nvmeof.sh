@@ -48,13 +48,13 @@ for r in "${rounds[@]}"; do
 		pair_sync nvmeof.done 840
 		ktap_check "target vm$t${param:+ $param}: the host finished (see its results)" $?
 		nvmeof_target_teardown
-		nvmeof_no_warnings "$mark" "target vm$t"
+		no_kernel_warnings "$mark" "target vm$t"
 	else
 		pair_sync nvmeof.ready 120
 		nvmeof_host_run "$VRNIC_PEER_IP" "$mark"
 		[[ -z $param ]] && nvmeof_link_pull "$VRNIC_PEER_IP"
 		pair_sync nvmeof.done 840
-		nvmeof_no_warnings "$mark" "host, target vm$t${param:+ $param}"
+		no_kernel_warnings "$mark" "host, target vm$t${param:+ $param}"
 	fi
 done
 ktap_finish

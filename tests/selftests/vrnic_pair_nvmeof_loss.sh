@@ -27,7 +27,7 @@ if [[ $VRNIC_VM == 0 ]]; then
 	pair_sync nvmeof.done 840
 	ktap_check "target: the host finished (see its results)" $?
 	nvmeof_target_teardown
-	nvmeof_no_warnings "$mark" "target"
+	no_kernel_warnings "$mark" "target"
 	ktap_finish
 	exit
 fi
@@ -37,9 +37,9 @@ pair_sync nvmeof.ready 120
 modprobe nvme-rdma
 nvmeof_connect "$VRNIC_PEER_IP" "nvme connect -t rdma"
 if [[ -n $nvmeof_devs ]]; then
-	nvmeof_fio randwrite-4k "$(head -n 1 <<<"$nvmeof_devs")" --rw=randwrite --bs=4k --iodepth=32 \
+	fio_verify randwrite-4k "$(head -n 1 <<<"$nvmeof_devs")" --rw=randwrite --bs=4k --iodepth=32 \
 		--size=1M
-	nvmeof_fio seq-64k "$(tail -n 1 <<<"$nvmeof_devs")" --rw=write --bs=64k --iodepth=4 --size=2M
+	fio_verify seq-64k "$(tail -n 1 <<<"$nvmeof_devs")" --rw=write --bs=64k --iodepth=4 --size=2M
 else
 	ktap_skip "fio randwrite-4k" "no namespaces"
 	ktap_skip "fio seq-64k" "no namespaces"
@@ -53,5 +53,5 @@ ktap_check "host: no work completion failed ($recoveries error recoveries after 
 	"$(cd "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters" && grep -H . -- * | tr '\n' ' ')"
 pair_sync nvmeof.done 120
 modprobe -r nvme-rdma 2>/dev/null
-nvmeof_no_warnings "$mark" "host"
+no_kernel_warnings "$mark" "host"
 ktap_finish
