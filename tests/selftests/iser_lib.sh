@@ -21,18 +21,10 @@ export TARGETCLI_HOME=/tmp/targetcli
 iser_target_results=1
 iser_initiator_results=11
 
-# targetcli asks the system bus for tcmu-runner's backstores, and cannot
-# start without one: the guest has none unless the test starts it.
-iser_dbus_pid=
-iser_dbus_start() {
-	[[ -S /run/dbus/system_bus_socket ]] && return 0
-	mkdir -p /run/dbus && dbus-daemon --system --fork && iser_dbus_pid=$(</run/dbus/pid)
-}
-
 # iser_target_setup ADDR: serve the LUN on ADDR:3260 over iSER.
 iser_target_setup() {
 	local out rc=0 np=/sys/kernel/config/target/iscsi/$iser_iqn/tpgt_1/np/$1:$iser_port
-	iser_dbus_start || rc=1
+	system_bus_start || rc=1
 	out=$(targetcli 2>&1 <<-EOF
 		set global auto_save_on_exit=false
 		set global auto_add_default_portal=false
@@ -53,11 +45,7 @@ iser_target_teardown() {
 	targetcli clearconfig confirm=True >/dev/null 2>&1
 	rmdir /sys/kernel/config/target/iscsi 2>/dev/null
 	modprobe -r ib_isert iscsi_target_mod target_core_mod 2>/dev/null
-	if [[ -n $iser_dbus_pid ]]; then
-		kill "$iser_dbus_pid"
-		rm -f /run/dbus/pid
-		iser_dbus_pid=
-	fi
+	system_bus_stop
 }
 
 # iser_iscsid_start: open-iscsi's database on tmpfs, a name of this guest's

@@ -263,3 +263,19 @@ no_kernel_warnings() {
 	[[ -z $out ]]
 	ktap_check "$2: no kernel warnings" $? "$out"
 }
+
+# LIO's targetcli asks the system bus for tcmu-runner's backstores and
+# cannot start without one; the guest has none until a test starts it.
+system_bus_pid=
+system_bus_start() {
+	[[ -S /run/dbus/system_bus_socket ]] && return 0
+	mkdir -p /run/dbus && dbus-daemon --system --fork && system_bus_pid=$(</run/dbus/pid)
+}
+
+# Stop the system bus if system_bus_start started it.
+system_bus_stop() {
+	[[ -n $system_bus_pid ]] || return 0
+	kill "$system_bus_pid"
+	rm -f /run/dbus/pid /run/dbus/system_bus_socket
+	system_bus_pid=
+}
