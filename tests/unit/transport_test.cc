@@ -466,6 +466,45 @@ TEST_F(TransportPair, ALateRepeatedReadOfAnInvalidatedRegionIsDropped) {
   EXPECT_EQ(ea_.send_cqes.size(), 1U);
 }
 
+// Repeats of READs the responder has answered (the requester timed out
+// while the responses were on their way) are answered again, but they are
+// not the requester's outstanding READs: new READs up to max_rd_atomic
+// must still be accepted while the replays go out.  Seen with rxe as an
+// SRP target: the repeats took the responder's slots, the next READ was
+// NAKed as an invalid request and the initiator's QP went to error.
+TEST_F(TransportPair, RepeatedReadsDoNotUseUpTheResponderResources) {
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x20000, 8 * 512, 5);
+  for (uint64_t i = 0; i < 4; ++i) {
+    ea_.sq.push_back(wqe(WrOpcode::kRead, i, 0x10000 + i * 512, 512, 0x20000 + i * 512));
+  }
+  a_->send_step(16);
+  ASSERT_EQ(ea_.out.size(), 4U);
+  const std::vector<std::vector<std::byte>> requests = ea_.out;
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 4U);
+  for (const auto& f : requests) {  // the repeats arrive late
+    Packet dup;
+    ASSERT_EQ(decode_frame(f, &dup), DecodeStatus::kOk);
+    b_->receive(dup);
+  }
+  for (uint64_t i = 4; i < 8; ++i) {
+    ea_.sq.push_back(wqe(WrOpcode::kRead, i, 0x10000 + i * 512, 512, 0x20000 + i * 512));
+  }
+  a_->send_step(16);
+  ASSERT_EQ(ea_.out.size(), 4U);
+  deliver(ea_, *b_);
+  ASSERT_TRUE(run());
+  EXPECT_EQ(b_->state(), QpState::kRts);
+  EXPECT_EQ(a_->state(), QpState::kRts);
+  EXPECT_EQ(eb_.refused[Refusal::kInvalid], 0);
+  ASSERT_EQ(ea_.send_cqes.size(), 8U);
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 8 * 512));
+}
+
 // SEND_WITH_INV exists on RC only.
 TEST_F(TransportPair, SendWithInvalidateOnUcIsRefused) {
   make(QpType::kUc);

@@ -127,11 +127,18 @@ bool QpTransport::take_recv_unreliable() {
   return false;
 }
 
-// A READ or atomic carried out, kept to answer a repeat of it.
+// A READ or atomic carried out, kept to answer a repeat of it.  The oldest
+// one goes when there are too many, unless it is a READ still being
+// answered for the first time.
 void QpTransport::remember(const Resource& r) {
   resources_.push_back(r);
   while (resources_.size() > std::max<size_t>(cfg_.max_dest_rd_atomic, 1) + 4) {
-    resources_.pop_front();
+    const auto old = std::find_if(resources_.begin(), resources_.end(),
+                                  [](const Resource& x) { return !x.pending || x.replay; });
+    if (old == resources_.end()) {
+      break;
+    }
+    resources_.erase(old);
   }
 }
 
@@ -142,9 +149,11 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
       for (Resource& r : resources_) {
         const int32_t d = psn_diff(psn, r.first_psn);
         if (!r.atomic && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
+          // A READ still being answered stays one of the requester's
+          // outstanding READs; it only starts again from the repeat.
+          r.replay = r.replay || !r.pending;
           r.next_pkt = static_cast<uint32_t>(d);
           r.pending = true;
-          r.replay = true;
           return;
         }
       }
@@ -401,8 +410,11 @@ void QpTransport::on_read_request(const Packet& pkt) {
     responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
     return;
   }
-  const auto busy = static_cast<size_t>(std::count_if(resources_.begin(), resources_.end(),
-                                                      [](const Resource& r) { return r.pending; }));
+  // The requester's outstanding READs; repeats of answered ones (replays)
+  // are not among them.
+  const auto busy =
+      static_cast<size_t>(std::count_if(resources_.begin(), resources_.end(),
+                                        [](const Resource& r) { return r.pending && !r.replay; }));
   if (busy >= std::max<uint8_t>(cfg_.max_dest_rd_atomic, 1)) {
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
     return;
