@@ -145,5 +145,6 @@ srp_initiator_run() {
 	# channel closes, as on any RDMA device).
 	out=$(dmesg_since "$mark" | grep -E 'ib_srp:|srp_' | grep -Ei 'error|fail|reconnect|timed out|reject')
 	[[ -z $out ]]
-	ktap_check "initiator: no SRP error" $? "$out"
+	ktap_check "initiator: no SRP error" $? "$out" \
+		"$(rdma statistic show link "$VRNIC_IBDEV/1" 2>&1 | tr ' ' '\n' | paste -sd' ' | fold -w 150)"
 }
