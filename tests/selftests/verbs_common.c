@@ -285,6 +285,7 @@ int poll_wc(struct side *s, struct ibv_wc *wc, int timeout_ms)
 				wc->imm_data = ibv_wc_read_imm_data(s->cqx);
 				wc->qp_num = ibv_wc_read_qp_num(s->cqx);
 				wc->src_qp = ibv_wc_read_src_qp(s->cqx);
+				wc->sl = ibv_wc_read_sl(s->cqx);
 				ibv_end_poll(s->cqx);
 				return 1;
 			}

@@ -24,6 +24,11 @@
 #define MAX_SGE		4		/* SGEs the data tests use */
 #define ALL_SGE		16		/* the most a vrnic WQE can hold */
 #define GRH_SIZE	40
+/*
+ * A UD receive's sl holds the L3 header type of its GRH, as on mlx5: 2 for
+ * IPv4 (UCX's UD transport relies on it).
+ */
+#define UD_SL_IPV4	2
 
 struct verbs_env {
 	struct ibv_context *ctx;

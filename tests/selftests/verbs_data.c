@@ -96,12 +96,12 @@ bool xfer(struct pair *p, enum ibv_wr_opcode op, bool inl, int nsge, size_t len)
 		    wc.byte_len != want_len || wc.qp_num != b->qp->qp_num ||
 		    (wc.wc_flags & (IBV_WC_WITH_IMM | IBV_WC_GRH)) != want_flags ||
 		    (has_imm && wc.imm_data != htobe32(imm)) ||
-		    (ud && wc.src_qp != a->qp->qp_num)) {
+		    (ud && (wc.src_qp != a->qp->qp_num || wc.sl != UD_SL_IPV4))) {
 			snprintf(why, sizeof(why),
-				 "responder CQE: status %s wr_id %s opcode %d byte_len %u (want %zu) qp_num %u flags %#x (want %#x) imm %#x (want %#x) src_qp %u",
+				 "responder CQE: status %s wr_id %s opcode %d byte_len %u (want %zu) qp_num %u flags %#x (want %#x) imm %#x (want %#x) src_qp %u sl %u",
 				 ibv_wc_status_str(wc.status), wc.wr_id == recv_id ? "ok" : "WRONG",
 				 wc.opcode, wc.byte_len, want_len, wc.qp_num, wc.wc_flags,
-				 want_flags, be32toh(wc.imm_data), imm, wc.src_qp);
+				 want_flags, be32toh(wc.imm_data), imm, wc.src_qp, wc.sl);
 			goto out;
 		}
 	}

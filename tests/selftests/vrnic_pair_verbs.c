@@ -36,6 +36,8 @@
 #define MAX_INLINE	160
 #define WC_TIMEOUT_MS	20000
 #define UD_QKEY		0x11111111
+/* A UD receive's sl: its GRH holds IPv4 (as mlx5 reports it; rxe gives 0). */
+#define UD_SL_IPV4	2
 
 enum ctl_op {
 	CTL_PREP = 1, CTL_CHECK, CTL_NEXT, CTL_DONE, CTL_MW_BIND, CTL_MW_CHECK, CTL_MW_DROP,
@@ -260,6 +262,11 @@ static int poll_one(struct ibv_wc *wc)
 	return 0;
 }
 
+static bool is_rxe(void)
+{
+	return !strncmp(ibv_get_device_name(R.ctx->device), "rxe", 3);
+}
+
 /* ---------------------------------------------------------------- */
 /* Server: prepares each case and checks what arrived                */
 
@@ -315,12 +322,14 @@ static bool srv_check(const struct ctl *c, struct reply *r)
 		    wc.opcode != (send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM) ||
 		    wc.byte_len != want_len || wc.qp_num != R.qp->qp_num ||
 		    (wc.wc_flags & flags_mask) != want_flags ||
-		    (imm && be32toh(wc.imm_data) != c->imm) || (ud && wc.src_qp != c->src_qp)) {
+		    (imm && be32toh(wc.imm_data) != c->imm) || (ud && wc.src_qp != c->src_qp) ||
+		    (ud && !is_rxe() && wc.sl != UD_SL_IPV4)) {
 			snprintf(r->why, sizeof(r->why),
 				 "receive CQE: status %s opcode %d byte_len %u (want %" PRIu64
-				 ") flags %#x imm %#x (want %#x) src_qp %u (want %u)",
+				 ") flags %#x imm %#x (want %#x) src_qp %u (want %u) sl %u",
 				 ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len, want_len,
-				 wc.wc_flags, be32toh(wc.imm_data), c->imm, wc.src_qp, c->src_qp);
+				 wc.wc_flags, be32toh(wc.imm_data), c->imm, wc.src_qp, c->src_qp,
+				 wc.sl);
 			return false;
 		}
 	}
@@ -350,11 +359,6 @@ static bool srv_check(const struct ctl *c, struct reply *r)
 		return false;
 	}
 	return true;
-}
-
-static bool is_rxe(void)
-{
-	return !strncmp(ibv_get_device_name(R.ctx->device), "rxe", 3);
 }
 
 /*

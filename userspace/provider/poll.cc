@@ -59,6 +59,18 @@ unsigned int wc_flags(const CqeFields& e) noexcept {
          (e.grh ? IBV_WC_GRH : 0U);
 }
 
+// RoCE has no service levels in completions.  mlx5 reports a received
+// datagram's L3 header type where IB has the SL (1 IPv6, 2 IPv4), and
+// software relies on it: UCX's UD transport (1.13 to 1.18) reads sl to find
+// the destination address in a datagram's GRH area and drops every datagram
+// it cannot match.  vrnic reports it the same way; 0 without a GRH.
+uint8_t wc_sl(const CqeFields& e) noexcept {
+  if (!e.grh) {
+    return 0;
+  }
+  return e.ipv4 ? 2 : 1;
+}
+
 // imm_data and invalidated_rkey share the field: immediate data in network
 // order, the key (as libibverbs reads it) in CPU order.
 __be32 imm_or_key(const CqeFields& e) noexcept {
@@ -81,6 +93,7 @@ void fill_wc(const CqeFields& e, ibv_wc* wc) noexcept {
   wc->qp_num = e.qpn;
   wc->src_qp = e.src_qp;
   wc->wc_flags = wc_flags(e);
+  wc->sl = wc_sl(e);
 }
 
 // ibv_cq_ex polling: start_poll/next_poll fetch an entry into cq->cur,
@@ -123,9 +136,9 @@ __be32 read_imm_data(ibv_cq_ex* ibcq) noexcept { return imm_or_key(to_vcq_ex(ibc
 uint32_t read_qp_num(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.qpn; }
 uint32_t read_src_qp(ibv_cq_ex* ibcq) noexcept { return to_vcq_ex(ibcq)->cur.src_qp; }
 unsigned int read_wc_flags(ibv_cq_ex* ibcq) noexcept { return wc_flags(to_vcq_ex(ibcq)->cur); }
-// RoCE has no LIDs or service levels in completions.
+// RoCE has no LIDs in completions.
 uint32_t read_slid(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
-uint8_t read_sl(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
+uint8_t read_sl(ibv_cq_ex* ibcq) noexcept { return wc_sl(to_vcq_ex(ibcq)->cur); }
 uint8_t read_dlid_path_bits(ibv_cq_ex* /*ibcq*/) noexcept { return 0; }
 
 }  // namespace
