@@ -23,15 +23,33 @@ result_row() { # file
 	awk '/#bytes/ { getline; print; exit }' "$1"
 }
 
+# A run whose every iteration completed (both sides exit 0) but whose
+# figure is 0.00 has a broken clock, not broken traffic: perftest times
+# with the CPU's cycle counter, and under TCG it once measured 0.00 MB/s
+# (rxe client, vrnic server).  The client says so through the run
+# directory and both sides run the case once more.
+zero_figure() { # rc row
+	local f
+	read -r -a f <<<"$2"
+	[[ $1 == 0 && ${#f[@]} -ge 4 ]] && awk -v v="${f[3]}" 'BEGIN { exit !(v + 0 == 0) }'
+}
+
 port=18900
 for server in "${servers[@]}"; do
 	for r in "${runs[@]}"; do
-		port=$((port + 1))
-		args="$r -d $VRNIC_IBDEV -x $VRNIC_GID_INDEX -p $port -F"
 		name="$r, server vm$server"
-		pair_run "perf-$port" "$server" 180 "$args" "$args \$VRNIC_PEER_IP"
-		rc=$?
-		row=$(result_row "$pair_out")
+		for attempt in 1 2; do
+			port=$((port + 1))
+			args="$r -d $VRNIC_IBDEV -x $VRNIC_GID_INDEX -p $port -F"
+			pair_run "perf-$port" "$server" 180 "$args" "$args \$VRNIC_PEER_IP"
+			rc=$?
+			row=$(result_row "$pair_out")
+			again=$VRNIC_RUN_DIR/pair/perf-$port.again
+			[[ $pair_role == client && $attempt == 1 ]] && zero_figure "$rc" "$row" && : >"$again"
+			pair_sync "perf-$port.verdict" 60
+			[[ -e $again ]] || break
+			echo "# $name: every iteration completed but perftest measured 0.00; once more"
+		done
 		read -r -a f <<<"$row"
 		if [[ $rc == 0 && ${#f[@]} -ge 4 && ${f[0]} =~ ^[0-9]+$ && ${f[1]} =~ ^[0-9]+$ ]] &&
 			awk -v v="${f[3]}" 'BEGIN { exit !(v + 0 > 0) }'; then
