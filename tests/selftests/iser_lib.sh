@@ -110,22 +110,11 @@ iser_initiator_run() {
 	ktap_check "iscsiadm -m discovery -I iser -p $addr: $iser_iqn" $? "$out" "$(dmesg | tail -n 20)"
 
 	iser_login "$addr" "login over iSER"
-	if [[ -n $iser_dev ]]; then
-		fio_verify randwrite-4k "$iser_dev" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
-			--size=16M --offset_increment=16M
-		fio_verify seq-128k "$iser_dev" --rw=write --bs=128k --iodepth=8 --size=32M --offset=64M
-		fio_verify seq-1m "$iser_dev" --rw=write --bs=1M --iodepth=4 --size=64M --offset=128M
-	else
-		for n in 1 2 3; do ktap_skip "fio $n" "no disk"; done
-	fi
+	disk_verify "$iser_dev"
 	iser_logout "$addr" "logout"
 
 	iser_login "$addr" "login again"
-	if [[ -n $iser_dev ]]; then
-		fio_verify again-randrw-4k "$iser_dev" --rw=randrw --bs=4k --iodepth=16 --size=8M
-	else
-		ktap_skip "fio again" "no disk"
-	fi
+	disk_verify_again "$iser_dev"
 	iser_logout "$addr" "logout again"
 	iser_iscsid_stop
 	# Errors the initiator would retry through: none may happen.

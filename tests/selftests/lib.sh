@@ -279,3 +279,28 @@ system_bus_stop() {
 	rm -f /run/dbus/pid /run/dbus/system_bus_socket
 	system_bus_pid=
 }
+
+# disk_verify DEV: the block-storage workloads, each fio_verify'd: 4 KiB
+# random writes at QD 32 with 2 jobs, 128 KiB sequential, and 1 MiB
+# requests (multi-page FRWRs); three results, skipped without a disk.
+disk_verify() {
+	local n
+	if [[ -z $1 ]]; then
+		for n in 1 2 3; do ktap_skip "fio $n" "no disk"; done
+		return
+	fi
+	fio_verify randwrite-4k "$1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
+		--size=16M --offset_increment=16M
+	fio_verify seq-128k "$1" --rw=write --bs=128k --iodepth=8 --size=32M --offset=64M
+	fio_verify seq-1m "$1" --rw=write --bs=1M --iodepth=4 --size=64M --offset=128M
+}
+
+# disk_verify_again DEV: after a new login, 4 KiB random reads and writes;
+# one result.
+disk_verify_again() {
+	if [[ -z $1 ]]; then
+		ktap_skip "fio again" "no disk"
+		return
+	fi
+	fio_verify again-randrw-4k "$1" --rw=randrw --bs=4k --iodepth=16 --size=8M
+}

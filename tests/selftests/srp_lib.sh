@@ -124,21 +124,10 @@ srp_initiator_run() {
 	n=$(grep -E 'poll-ctx DIRECT' <<<"$out" | grep -c 'ib_srp')
 	[[ $n -gt 0 ]]
 	ktap_check "ib_srp polls $n CQ(s) directly (IB_POLL_DIRECT)" $? "$out"
-	if [[ -n $srp_dev ]]; then
-		fio_verify randwrite-4k "$srp_dev" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
-			--size=16M --offset_increment=16M
-		fio_verify seq-128k "$srp_dev" --rw=write --bs=128k --iodepth=8 --size=32M --offset=64M
-		fio_verify seq-1m "$srp_dev" --rw=write --bs=1M --iodepth=4 --size=64M --offset=128M
-	else
-		for n in 1 2 3; do ktap_skip "fio $n" "no disk"; done
-	fi
+	disk_verify "$srp_dev"
 	srp_delete "logout"
 	srp_add_target "$addr" "$guid" "login again"
-	if [[ -n $srp_dev ]]; then
-		fio_verify again-randrw-4k "$srp_dev" --rw=randrw --bs=4k --iodepth=16 --size=8M
-	else
-		ktap_skip "fio again" "no disk"
-	fi
+	disk_verify_again "$srp_dev"
 	srp_delete "logout again"
 	modprobe -r ib_srp 2>/dev/null
 	# ib_srp's own complaints (ib_srpt logs each receive flushed when a
@@ -146,5 +135,5 @@ srp_initiator_run() {
 	out=$(dmesg_since "$mark" | grep -E 'ib_srp:|srp_' | grep -Ei 'error|fail|reconnect|timed out|reject')
 	[[ -z $out ]]
 	ktap_check "initiator: no SRP error" $? "$out" \
-		"$(rdma statistic show link "$VRNIC_IBDEV/1" 2>&1 | tr ' ' '\n' | paste -sd' ' | fold -w 150)"
+		"$(rdma statistic show link "$VRNIC_IBDEV/1" 2>&1 | fold -w 150)"
 }
