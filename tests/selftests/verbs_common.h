@@ -160,6 +160,7 @@ bool do_fence(void);
 bool do_cq_events(bool solicited);
 bool do_resize_cq(void);
 bool do_cq_overrun(void);
+bool do_cq_max_cqe(void);
 bool do_srq(void);
 bool do_query_qp(void);
 bool do_bad_transitions(void);

@@ -139,6 +139,64 @@ out:
 	return ok;
 }
 
+/*
+ * libfabric's rxm sizes its verbs CQ for every peer it may have: (128 receives
+ * + 128 sends) x FI_UNIVERSE_SIZE (1024) = 262144 entries.  The device must
+ * take that, complete into it, and refuse one entry past max_cqe.
+ */
+#define RXM_MSG_CQ_ENTRIES (256 * 1024)
+
+bool do_cq_max_cqe(void)
+{
+	struct qp_opts o = default_opts();
+	struct ibv_device_attr attr;
+	struct ibv_cq *over;
+	struct pair p = {};
+	bool ok = false;
+	int i;
+
+	if (ibv_query_device(E.ctx, &attr)) {
+		snprintf(why, sizeof(why), "ibv_query_device: %s", strerror(errno));
+		return false;
+	}
+	if (attr.max_cqe < RXM_MSG_CQ_ENTRIES) {
+		snprintf(why, sizeof(why), "max_cqe %d < %d", attr.max_cqe, RXM_MSG_CQ_ENTRIES);
+		return false;
+	}
+	errno = 0;
+	over = ibv_create_cq(E.ctx, attr.max_cqe + 1, NULL, NULL, 0);
+	if (over || errno != EINVAL) {
+		snprintf(why, sizeof(why), "a CQ of max_cqe + 1 entries: %s",
+			 over ? "created" : strerror(errno));
+		if (over)
+			ibv_destroy_cq(over);
+		return false;
+	}
+	o.cqe = attr.max_cqe;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	if (p.s[0].cq->cqe < attr.max_cqe) {
+		snprintf(why, sizeof(why), "CQ of %d reports %d entries", attr.max_cqe,
+			 p.s[0].cq->cqe);
+		goto out;
+	}
+	fill_random(p.s[0].buf, 4096);
+	for (i = 0; i < 64; i++)
+		if (!post_write(&p, 1 + (uint64_t)i, IBV_SEND_SIGNALED, (size_t)i * 64, 64))
+			goto out;
+	for (i = 0; i < 64; i++)
+		if (!expect_status(&p.s[0], 1 + (uint64_t)i, IBV_WC_SUCCESS, "max_cqe CQ"))
+			goto out;
+	if (memcmp(p.s[1].buf + REMOTE_OFF, p.s[0].buf, 4096)) {
+		snprintf(why, sizeof(why), "the written bytes differ");
+		goto out;
+	}
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}
+
 bool do_cq_overrun(void)
 {
 	struct qp_opts o = default_opts();

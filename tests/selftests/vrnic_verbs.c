@@ -74,6 +74,7 @@ static const struct named_test tests[] = {
 	{ "ibv_req_notify_cq: one completion event per arm", cq_events_next },
 	{ "ibv_req_notify_cq solicited: only a solicited message wakes", cq_events_solicited },
 	{ "ibv_resize_cq keeps unpolled completions and grows", do_resize_cq },
+	{ "a CQ of max_cqe (>= rxm's 262144) completes; max_cqe + 1 is EINVAL", do_cq_max_cqe },
 	{ "SRQ: receives, query and the limit event", do_srq },
 	{ "query_qp reports what modify_qp set", do_query_qp },
 	{ "modify_qp refuses transitions the spec forbids", do_bad_transitions },

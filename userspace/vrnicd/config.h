@@ -25,7 +25,7 @@ struct DeviceLimits {
   uint32_t max_recv_sge = 16;
   uint32_t max_sge_rd = 16;
   uint32_t max_cq = 1024;
-  uint32_t max_cqe = 65536;
+  uint32_t max_cqe = 262144;  // libfabric rxm: 256 per peer x 1024 peers
   uint32_t max_mr = 4096;
   uint32_t max_pd = 1024;
   uint32_t max_qp_rd_atom = 128;  // as rxe: perftest asks for the peer's value
