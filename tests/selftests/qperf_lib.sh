@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# qperf's RDMA tests, for vrnic_qperf.sh (one guest) and vrnic_pair_qperf.sh.
+# qperf 0.4.11 tells its peer only a LID, never a GID.  On RoCE every QP
+# and AH needs a GRH, so its RC tests run only through rdma_cm (-cm1),
+# and uc_bw and ud_lat, which it cannot run through rdma_cm, fail on any
+# RoCE device (mlx5 and rxe give the same EINVAL).
+
+# The tests that qperf runs with -cm1, and the figure each reports.
+qperf_cm_tests=(rc_bw rc_lat rc_rdma_write_bw rc_rdma_read_lat)
+# The tests that qperf cannot address on RoCE, and the error each gives.
+declare -A qperf_roce_error=(
+	[uc_bw]="failed to modify QP to RTR: Invalid argument"
+	[ud_lat]="failed to create address handle: Invalid argument"
+)
+qperf_port=19765
+
+# qperf_figure OUTPUT: "bw = 991 MB/sec" or "latency = 197 us", or nothing.
+qperf_figure() {
+	grep -Eom1 '(bw|latency) += +[0-9.]+ [A-Za-z/]+' <<<"$1" | tr -s ' '
+}
+
+# qperf_case TEST OUTPUT STATUS [WHERE]: one result for a qperf client run.
+qperf_case() {
+	local t=$1 out=$2 rc=$3 where=${4:-} fig
+	fig=$(qperf_figure "$out")
+	if [[ -n ${qperf_roce_error[$t]:-} ]]; then
+		if [[ -z $fig ]] && grep -qF "${qperf_roce_error[$t]}" <<<"$out"; then
+			ktap_skip "qperf $t$where" "qperf sends no GID and RoCE needs one: \"${qperf_roce_error[$t]}\" (rxe and mlx5 the same)"
+			return
+		fi
+		[[ $rc == 0 && -n $fig ]]
+		ktap_check "qperf $t$where: ${fig:-no result}" $? "exit $rc" "$(tail -n 5 <<<"$out")"
+		return
+	fi
+	[[ $rc == 0 && -n $fig && ! $fig =~ \ 0(\.0*)?\  ]]
+	ktap_check "qperf -cm1 $t$where: ${fig:-no result}" $? "exit $rc" "$(tail -n 5 <<<"$out")"
+}
+
+# qperf_client_cmd TEST SERVER_IP: the command line of one client run.
+qperf_client_cmd() {
+	local t=$1 ip=$2 cm=
+	[[ -z ${qperf_roce_error[$t]:-} ]] && cm=-cm1
+	echo "qperf $ip -lp $qperf_port $cm -t 2 $t"
+}
+
+# qperf_client_all SERVER_IP: every test against one server, each output
+# after a "=== TEST" line and followed by "=== exit STATUS"; then the
+# server is told to quit.
+qperf_client_all() {
+	local t
+	for t in "${qperf_cm_tests[@]}" "${!qperf_roce_error[@]}"; do
+		echo "=== $t"
+		# shellcheck disable=SC2046 # the command line, split into words
+		timeout 60 $(qperf_client_cmd "$t" "$1") 2>&1
+		echo "=== exit $?"
+	done
+	qperf "$1" -lp "$qperf_port" quit
+}
+
+# qperf_section OUTPUT TEST: what qperf_client_all printed for TEST.
+qperf_section() {
+	awk -v t="$2" '$0 == "=== " t { on = 1; next } /^=== exit/ { if (on) exit } on' <<<"$1"
+}
+
+# qperf_section_status OUTPUT TEST: that test's exit status.
+qperf_section_status() {
+	awk -v t="$2" '$0 == "=== " t { on = 1; next } /^=== exit/ { if (on) { print $3; exit } }' <<<"$1"
+}
