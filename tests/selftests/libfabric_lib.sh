@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# libfabric's fi_pingpong over the verbs provider, for vrnic_libfabric.sh
+# (one guest) and vrnic_pair_libfabric.sh.  Every case checks each message
+# (-c) at every size up to 1 MiB.  Over ofi_rxm the verbs CQ must hold
+# (128 + 128) x FI_UNIVERSE_SIZE (1024) = 262144 entries; a device with
+# fewer (rxe: 32767) fails fi_enable with EINVAL.
+
+# NAME|OPTIONS; DEV stands for the device's name.
+fi_cases=(
+	"verbs, msg endpoint|-p verbs -e msg -d DEV"
+	"verbs;ofi_rxm, rdm endpoint|-p 'verbs;ofi_rxm' -e rdm -d DEV"
+	"verbs;ofi_rxm, rdm endpoint, tagged|-p 'verbs;ofi_rxm' -e rdm -m tagged -d DEV"
+	"verbs, dgram endpoint (UD)|-p verbs -e dgram -d DEV-dgram"
+)
+fi_port=47600
+
+# fi_options CASE DEV: the options of a case, for a bash command line.
+fi_options() {
+	local opts=${1#*|}
+	echo "${opts//DEV/$2} -c -I 50"
+}
+
+# fi_pingpong_ok OUTPUT: the run printed its 1 MiB row (or, on a dgram
+# endpoint, its largest), and no error.
+fi_last_row() {
+	grep -E '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+ ' <<<"$1" | tail -n 1 | tr -s ' '
+}
+
+fi_check() {
+	local name=$1 out=$2 rc=$3 where=${4:-} row
+	row=$(fi_last_row "$out")
+	[[ $rc == 0 && -n $row ]] && ! grep -qiE 'error|fail' <<<"$out"
+	ktap_check "fi_pingpong -c $name$where: ${row:-no result}" $? "exit $rc" \
+		"$(tail -n 6 <<<"$out")"
+}
