@@ -16,6 +16,8 @@ rows=(
 	"ib_read_lat-2B p99_usec" "2-guest:ib_write_bw-64KiB bw_MBps"
 	"2-guest:ib_send_lat-2B typical_usec" "2-guest:ib_send_lat-2B p99_usec"
 	"2-guest:nvmeof-randread-4k iops" "2-guest:nvmeof-read-128k MBps"
+	"2-guest:ucx-tag_lat-8B typical_usec" "2-guest:ucx-tag_bw-64KiB MBps"
+	"2-guest:qperf-rc_lat latency_usec"
 )
 num='^[0-9]+([.][0-9]+)?$'
 ktap_plan $((${#rows[@]} + 1))
