@@ -77,6 +77,17 @@ kernel_trouble() {
 	grep -E 'WARNING: |BUG: |Oops|general protection|kernel BUG|UBSAN|KASAN|still has objects|leak|refcount_t|list_(add|del) corruption|cut here'
 }
 
+# wait_listening PORT: wait up to 10 s until something on this guest
+# listens on PORT (TCP, or UDP for fi_pingpong's dgram endpoint).
+wait_listening() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		ss -Hln "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Retry a command until it succeeds: retry TRIES DELAY CMD...
 retry() {
 	local tries=$1 delay=$2 i

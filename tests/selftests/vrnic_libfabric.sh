@@ -33,10 +33,7 @@ for c in "${fi_cases[@]}"; do
 	srv=$(mktemp)
 	timeout 120 bash -c "fi_pingpong $opts -B $port" >"$srv" 2>&1 &
 	pid=$!
-	for ((i = 0; i < 100; i++)); do
-		ss -Hln "sport = :$port" | grep -q . && break
-		sleep 0.1
-	done
+	wait_listening "$port"
 	out=$(timeout 120 bash -c "fi_pingpong $opts -P $port $VRNIC_IP" 2>&1)
 	rc=$?
 	wait "$pid"

@@ -24,10 +24,7 @@ pingpong() {
 	local args=(-d "$VRNIC_IBDEV" -g "$VRNIC_GID_INDEX" -n 1000000 -p "$1")
 	ibv_rc_pingpong "${args[@]}" >"$out/s$1" 2>&1 &
 	pp_pids=($!)
-	for _ in $(seq 50); do
-		ss -Hltn "sport = :$1" | grep -q . && break
-		sleep 0.1
-	done
+	wait_listening "$1"
 	ibv_rc_pingpong "${args[@]}" 127.0.0.1 >"$out/c$1" 2>&1 &
 	pp_pid=$!
 	pp_pids+=("$pp_pid")

@@ -17,10 +17,7 @@ mark=$(dmesg_mark)
 for t in "${qperf_cm_tests[@]}" uc_bw ud_lat; do
 	qperf -lp "$qperf_port" >/tmp/qperf-server.log 2>&1 &
 	srv=$!
-	for ((i = 0; i < 100; i++)); do
-		ss -Hltn "sport = :$qperf_port" | grep -q . && break
-		sleep 0.1
-	done
+	wait_listening "$qperf_port"
 	# shellcheck disable=SC2046 # the command line, split into words
 	out=$(timeout 60 $(qperf_client_cmd "$t" "$VRNIC_IP") 2>&1)
 	rc=$?

@@ -27,10 +27,7 @@ for tls in "${tls_sets[@]}"; do
 		srv=$(mktemp)
 		UCX_TLS=$tls timeout 120 ucx_perftest -p "$port" >"$srv" 2>&1 &
 		pid=$!
-		for ((i = 0; i < 100; i++)); do
-			ss -Hltn "sport = :$port" | grep -q . && break
-			sleep 0.1
-		done
+		wait_listening "$port"
 		out=$(UCX_TLS=$tls timeout 120 ucx_perftest "$VRNIC_IP" -p "$port" -t "$t" -n 2000 -w 100 2>&1)
 		rc=$?
 		wait "$pid"
@@ -48,10 +45,7 @@ for t in tag_lat tag_bw; do
 		port=$((port + 1))
 		UCX_TLS=rc_verbs,ud_verbs timeout 60 ucx_perftest -p "$port" >/dev/null 2>&1 &
 		pid=$!
-		for ((i = 0; i < 100; i++)); do
-			ss -Hltn "sport = :$port" | grep -q . && break
-			sleep 0.1
-		done
+		wait_listening "$port"
 		out=$(UCX_TLS=rc_verbs,ud_verbs timeout 60 ucx_perftest "$VRNIC_IP" -p "$port" -t "$t" -n 500 -w 50 2>&1)
 		rc=$?
 		wait "$pid"
