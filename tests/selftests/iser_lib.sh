@@ -94,9 +94,10 @@ iser_login() {
 }
 
 iser_logout() {
-	local out
+	local out rc
 	out=$(iscsiadm -m node -T $iser_iqn -p "$1:$iser_port" -I iser --logout 2>&1)
-	ktap_check "$2: $(grep -Eo 'Logout of \[.*\] successful' <<<"$out" | head -n 1)" $? "$out"
+	rc=$?
+	ktap_check "$2: $(grep -Eo 'Logout of \[.*\] successful' <<<"$out" | head -n 1)" "$rc" "$out"
 }
 
 # iser_initiator_run ADDR MARK: everything the initiator does against

@@ -252,7 +252,7 @@ pair_run() {
 # fio_verify NAME DEV ARGS...: fio writes DEV, then reads it back and checks
 # every block (crc32c); one result.
 fio_verify() {
-	local name=$1 dev=$2 out rc
+	local name=$1 dev=$2 out rc ok
 	shift 2
 	if [[ ! -b $dev ]]; then
 		ktap_not_ok "fio $name: $dev is no block device"
@@ -263,8 +263,9 @@ fio_verify() {
 		--group_reporting "$@" 2>&1)
 	rc=$?
 	[[ $rc == 0 ]] && grep -q ' err= 0' <<<"$out" && ! grep -q 'verify: bad' <<<"$out"
+	ok=$?
 	ktap_check "fio $name on ${dev#/dev/}: $(grep -Eo 'WRITE: bw=[^ ]+' <<<"$out" | head -n 1)" \
-		$? "fio exit $rc" "$(tail -n 15 <<<"$out")"
+		"$ok" "fio exit $rc" "$(tail -n 15 <<<"$out")"
 }
 
 # no_kernel_warnings MARK WHO: no kernel warning since MARK; one result.

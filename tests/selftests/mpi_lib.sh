@@ -8,12 +8,13 @@ mpi_parts=("ping-pong" "bandwidth" "MPI_Allreduce" "MPI_Alltoall" "MPI_Put/MPI_G
 # mpi_report NAME OUTPUT STATUS: one result for the whole mpirun, then one
 # per part of mpi_check.
 mpi_report() {
-	local name=$1 out=$2 rc=$3 p line
+	local name=$1 out=$2 rc=$3 p line ok
 	ktap_check "$name: $(grep -m1 -E 'checks (passed|FAILED)' <<<"$out")" \
 		"$rc" "exit $rc" "$(tail -n 15 <<<"$out")"
 	for p in "${mpi_parts[@]}"; do
 		line=$(grep -m1 -F " $p" <<<"$out" | grep -E '^(ok|FAIL) ')
-		[[ $line == ok* ]]
-		ktap_check "$(sed 's/^ok //' <<<"${line:-$p: no result}")" $?
+		ok=1
+		[[ $line == ok* ]] && ok=0
+		ktap_check "$(sed 's/^ok //' <<<"${line:-$p: no result}")" "$ok"
 	done
 }

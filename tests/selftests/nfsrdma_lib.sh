@@ -80,8 +80,9 @@ nfsrdma_client_run() {
 	out=$(nfsrdma_mount "$addr") || rc=1
 	opts=$(awk -v m="$nfsrdma_mnt" '$2 == m { print $4 }' /proc/mounts)
 	[[ $rc == 0 && $opts == *proto=rdma* && $opts == *vers=4.2* && $opts == *port=$nfsrdma_port* ]]
+	rc=$?
 	ktap_check "mount -t nfs -o rdma,port=$nfsrdma_port,vers=4.2 $addr:/: $(grep -Eo 'vers=[^,]+|proto=[^,]+' <<<"$opts" | paste -sd ' ')" \
-		$? "$out" "$(dmesg | tail -n 20)"
+		"$rc" "$out" "$(dmesg | tail -n 20)"
 	if ! mountpoint -q "$nfsrdma_mnt"; then
 		for i in 1 2 3 4 5; do ktap_skip "client step $i" "not mounted"; done
 		return

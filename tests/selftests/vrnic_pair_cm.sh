@@ -52,8 +52,9 @@ for server in "${servers[@]}"; do
 			ktap_check "$name, server vm$server (server)" $? "exit $rc: $(tail -n 6 "$pair_out")" \
 				"$(port_counters)"
 		else
-			[[ $rc == 0 ]] && grep -Eq -- "$want" "$pair_out"
-			ktap_check "$name, server vm$server (client): $(grep -E -m1 -- "$want" "$pair_out")" $? \
+			ok=1
+			[[ $rc == 0 ]] && grep -Eq -- "$want" "$pair_out" && ok=0
+			ktap_check "$name, server vm$server (client): $(grep -E -m1 -- "$want" "$pair_out")" "$ok" \
 				"exit $rc: $(tail -n 6 "$pair_out")" "$(port_counters)"
 		fi
 	done

@@ -14,8 +14,9 @@ ktap_check "$VRNIC_IBDEV/1 is ACTIVE, LINK_UP" $? "$state"
 
 pair_sync ping.start || true
 out=$(ping -c 5 -i 0.3 -W 5 "$VRNIC_PEER_IP" 2>&1)
-[[ $out == *" 0% packet loss"* ]]
-ktap_check "ping $VRNIC_PEER_IP: $(grep -o '[0-9]* received' <<<"$out")" $? "$out"
+ok=1
+[[ $out == *" 0% packet loss"* ]] && ok=0
+ktap_check "ping $VRNIC_PEER_IP: $(grep -o '[0-9]* received' <<<"$out")" "$ok" "$out"
 
 peer_mac=$(printf '52:54:00:76:72:%02x' $((2 - VRNIC_VM)))
 neigh=$(ip neigh show "$VRNIC_PEER_IP" dev "$VRNIC_NETDEV")

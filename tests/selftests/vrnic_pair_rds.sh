@@ -33,13 +33,13 @@ for r in "${receivers[@]}"; do
 	rc=$?
 	sed 's/^/# /' "$pair_out"
 	if [[ $pair_role == server ]]; then
-		grep -q "^received $count of $count" "$pair_out"
-		ktap_check "receiver vm$r: $(grep -m1 '^received' "$pair_out")" $((rc || $?)) \
+		grep -q "^received $count of $count" "$pair_out" || rc=1
+		ktap_check "receiver vm$r: $(grep -m1 '^received' "$pair_out")" "$rc" \
 			"exit $rc"
 	else
-		grep -q "^the receiver checked $count of $count" "$pair_out"
+		grep -q "^the receiver checked $count of $count" "$pair_out" || rc=1
 		ktap_check "sender to vm$r: $(grep -m1 '^sent' "$pair_out"), transport $(grep -m1 -o 'transport [A-Z0-9]*' "$pair_out" | cut -d' ' -f2)" \
-			$((rc || $?)) "exit $rc"
+			"$rc" "exit $rc"
 	fi
 	pair_sync "rds-$r.checked" 120
 	ktap_check "vm$r's round over" $?
