@@ -493,6 +493,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.detach_mcast = vrnic_detach_mcast,
 	.device_group = &vrnic_attr_group,
 	.disassociate_ucontext = vrnic_disassociate_ucontext,
+	.fill_res_qp_entry = vrnic_fill_res_qp_entry,
 	.get_dev_fw_str = vrnic_get_dev_fw_str,
 	.get_dma_mr = vrnic_get_dma_mr,
 	.alloc_mr = vrnic_alloc_mr,

@@ -10,6 +10,7 @@
 #include <linux/log2.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
+#include <rdma/restrack.h>
 
 #include "vrnic-abi.h"
 #include "vrnic_verbs.h"
@@ -357,6 +358,47 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_type = ibqp->qp_type;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	return 0;
+}
+
+/*
+ * rdma resource show qp -dd: the device's own view of the QP (QUERY_QP),
+ * beside the attributes the core shows.  A device that cannot answer adds
+ * nothing rather than failing the whole dump.
+ */
+int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	static const char * const states[] = {
+		[IB_QPS_RESET] = "RESET", [IB_QPS_INIT] = "INIT", [IB_QPS_RTR] = "RTR",
+		[IB_QPS_RTS] = "RTS", [IB_QPS_SQD] = "SQD", [IB_QPS_SQE] = "SQE",
+		[IB_QPS_ERR] = "ERR",
+	};
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp_attr a;
+	struct nlattr *table;
+	u32 state;
+
+	if (vrnic_cmd_query_qp(dev, to_vqp(ibqp)->qpn, &a))
+		return 0;
+	state = le32_to_cpu(a.state);
+	if (state >= ARRAY_SIZE(states))
+		return 0;
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_string(msg, "state", states[state]) ||
+	    rdma_nl_put_driver_u32(msg, "sq_psn", le32_to_cpu(a.sq_psn)) ||
+	    rdma_nl_put_driver_u32(msg, "rq_psn", le32_to_cpu(a.rq_psn)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_draining", a.sq_draining))
+		goto cancel;
+	if (ibqp->qp_type != IB_QPT_UD && ibqp->qp_type != IB_QPT_GSI &&
+	    rdma_nl_put_driver_u32(msg, "dest_qpn", le32_to_cpu(a.dest_qpn)))
+		goto cancel;
+	nla_nest_end(msg, table);
+	return 0;
+
+cancel:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
 }
 
 int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)

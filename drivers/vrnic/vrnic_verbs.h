@@ -225,6 +225,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		    struct ib_udata *udata);
 int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
+int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
