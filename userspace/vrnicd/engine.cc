@@ -14,7 +14,8 @@ constexpr int kLoopbackBudget = 256;  // frames delivered per round
 Engine::Engine(const DeviceConfig& cfg, const GuestMemory& mem, EngineHost& host)
     : host_(host),
       counters_(cfg.limits.max_counter_sets),
-      qp_ctx_{objects_, router_, host, counters_, clock_},
+      tracer_(clock_),
+      qp_ctx_{objects_, router_, host, counters_, clock_, tracer_},
       objects_(cfg, mem, counters_, qp_ctx_),
       router_(objects_, host.port(), counters_) {}
 

@@ -19,6 +19,7 @@
 #include "params.h"
 #include "port.h"
 #include "qp.h"
+#include "trace.h"
 #include "vrnic-hw.h"
 
 namespace vrnicd {
@@ -75,11 +76,13 @@ class Engine {
   [[nodiscard]] uint64_t stat(vrnic_stat s) const { return counters_.get(s); }
   [[nodiscard]] uint64_t now_us() const { return clock_.now_us(); }
   [[nodiscard]] size_t loopback_depth() const { return router_.loopback_depth(); }
+  Tracer& tracer() { return tracer_; }
 
  private:
   EngineHost& host_;
   Clock clock_;
   Counters counters_;
+  Tracer tracer_;
   QpContext qp_ctx_;  // refers to objects_ and router_ below
   ObjectTable objects_;
   FrameRouter router_;

@@ -39,6 +39,11 @@ bool is_roce_frame(std::span<const std::byte> frame) { return roce_bounds(frame)
 
 FaultInjector::FaultInjector(const FaultConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {}
 
+void FaultInjector::set_config(const FaultConfig& cfg) {
+  cfg_ = cfg;
+  rng_.seed(cfg.seed);
+}
+
 bool FaultInjector::chance(double p) {
   if (p <= 0) {
     return false;
@@ -222,11 +227,34 @@ bool EthPort::start(const Options& o, std::string* err) {
       cable_(false);
     }
   }
-  if (pcap_ || (faults_ && o.faults.reorder > 0)) {
-    // A held frame must not wait for long on an idle link.
-    loop_.add_timer(faults_ && o.faults.reorder > 0 ? 2 : 100, [this] { tick(); });
-  }
+  schedule_ticks();
   return true;
+}
+
+// A held frame must not wait for long on an idle link, nor a capture.
+void EthPort::schedule_ticks() {
+  const uint32_t want = faults_ && faults_->config().reorder > 0 ? 2 : pcap_ ? 100 : 0;
+  if (want == tick_ms_) {
+    return;
+  }
+  if (tick_timer_ >= 0) {
+    loop_.remove_timer(tick_timer_);
+    tick_timer_ = -1;
+  }
+  tick_ms_ = want;
+  if (want != 0) {
+    tick_timer_ = loop_.add_timer(want, [this] { tick(); });
+  }
+}
+
+void EthPort::set_faults(const FaultConfig& f) {
+  if (faults_) {
+    faults_->flush([this](std::span<const std::byte> fr) { ingress(fr); });
+    faults_->set_config(f);
+  } else if (f.any()) {
+    faults_ = std::make_unique<FaultInjector>(f);
+  }
+  schedule_ticks();
 }
 
 void EthPort::tick() {

@@ -53,6 +53,9 @@ class FaultInjector {
   // Release a held frame; true if there was one.
   bool flush(const Sink& out);
   [[nodiscard]] bool holding() const noexcept { return holding_; }
+  [[nodiscard]] const FaultConfig& config() const noexcept { return cfg_; }
+  // New probabilities (and seed) from now on; the counts go on.
+  void set_config(const FaultConfig& cfg);
 
   uint64_t dropped = 0;
   uint64_t reordered = 0;
@@ -124,6 +127,7 @@ class EthPort {
   // Periodic work: release a held (reordered) frame, flush the capture.
   void tick();
   [[nodiscard]] bool has_wire() const noexcept { return wire_ != nullptr; }
+  [[nodiscard]] bool wire_connected() const noexcept { return wire_ && wire_->connected(); }
 
   struct Counters {
     uint64_t wire_rx = 0;
@@ -136,12 +140,16 @@ class EthPort {
   };
   [[nodiscard]] const Counters& counters() const noexcept { return c_; }
   [[nodiscard]] const FaultInjector* faults() const noexcept { return faults_.get(); }
+  // Fault injection on the wire's ingress, changed at run time (vrnicctl
+  // fault).  All zero turns it off; a frame held for reordering goes on.
+  void set_faults(const FaultConfig& f);
 
  private:
   void wire_send(std::span<const std::byte> frame);
   void wire_rx(std::span<const std::byte> frame);
   void ingress(std::span<const std::byte> frame);
   void nic_rx(std::span<const std::byte> frame);
+  void schedule_ticks();
 
   EventLoop& loop_;
   MacSource mac_;
@@ -152,6 +160,8 @@ class EthPort {
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<PcapWriter> pcap_;
   Counters c_;
+  int tick_timer_ = -1;
+  uint32_t tick_ms_ = 0;
 };
 
 }  // namespace vrnicd

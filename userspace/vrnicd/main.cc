@@ -17,6 +17,7 @@
 
 #include "bar2.h"
 #include "config.h"
+#include "control.h"
 #include "device.h"
 #include "eth_port.h"
 #include "event_loop.h"
@@ -166,11 +167,18 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
   if (!start_port(o, *dev, port) || !watch_signals(loop, *dev, &sfd, &signo)) {
     return 1;
   }
+  ControlServer control(loop, *dev, port);
+  const std::string ctl = o.control_path.empty() ? control_path_for(o.socket_path) : o.control_path;
+  if (!control.listen(ctl, &err)) {
+    LOG_ERR("%s", err.c_str());
+    return 1;
+  }
   loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev->on_heartbeat_st(); });
   if (!o.info_file.empty() && !write_info_file(o.info_file, *dev)) {
     LOG_ERR("%s: %s", o.info_file.c_str(), std::strerror(errno));
     return 1;
   }
+  LOG_INFO("control socket %s", ctl.c_str());
   LOG_INFO("vrnic device ready: socket %s, guest RAM %s (%llu MiB), MAC %s, %u vectors",
            o.socket_path.c_str(), o.guest_mem_path.c_str(),
            static_cast<unsigned long long>(mem.ram_size() >> 20), format_mac(o.dev.mac).c_str(),

@@ -100,7 +100,7 @@ bool u32_in(std::string_view arg, uint32_t lo, uint32_t hi, uint32_t* out) {
 }
 
 // clang-format off
-constexpr std::array<Spec, 25> kSpecs = {{
+constexpr std::array<Spec, 26> kSpecs = {{
     {"socket", 's', true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->socket_path, a); }},
     {"guest-mem", 'm', true, "a path",
@@ -160,6 +160,8 @@ constexpr std::array<Spec, 25> kSpecs = {{
        o->bar_size = v;
        return true;
      }},
+    {"control", 0, true, "a path",
+     [](std::string_view a, Options* o) { return set_string(&o->control_path, a); }},
     {"info-file", 0, true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->info_file, a); }},
     {"log-file", 0, true, "a path",
@@ -262,6 +264,8 @@ void usage(std::FILE* out) {
       "                            doorbell (default 20000)\n"
       "      --doze-tick-us US     (default 25)\n"
       "      --bar-size BYTES      BAR2 size, a power of two (default 1 MiB)\n"
+      "      --control PATH        the control socket for vrnicctl (default: the\n"
+      "                            socket's path with .ctl for .sock, or + .ctl)\n"
       "      --info-file PATH      write the device's identity and limits to PATH\n"
       "      --log-file PATH       log to PATH instead of stderr\n"
       "      --log-level LEVEL     error, warn, info (default) or debug\n"

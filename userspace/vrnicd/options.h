@@ -19,6 +19,7 @@ struct Options {
   uint64_t guest_mem_size = 0;
   EthPort::Options port;
   std::string info_file;
+  std::string control_path;  // empty: beside the socket (control_path_for)
   std::string log_file;
   size_t bar_size = Bar2::kDefaultSize;
   // Measured on a 2-core TCG host with two busy vCPUs: spinning steals

@@ -15,6 +15,7 @@
 #include "object_table.h"
 #include "queue_entry.h"
 #include "roce/packet.h"
+#include "trace.h"
 
 namespace vrnicd {
 namespace {
@@ -105,6 +106,10 @@ void Qp::receive(const roce::Packet& pkt, size_t frame_size) {
   // The port counted the packet; its counter set counts it too.
   ctx_.counters.add_set(counter_set_, VRNIC_STAT_RX_PACKETS);
   ctx_.counters.add_set(counter_set_, VRNIC_STAT_RX_BYTES, frame_size);
+  ++stats_.rx_packets;
+  if (ctx_.tracer.active()) {
+    ctx_.tracer.packet(qpn(), false, pkt, pkt.payload.size(), frame_size);
+  }
   tp_.receive(pkt);
   enter_error_if_fatal();
 }
@@ -166,6 +171,14 @@ bool Qp::refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why) {
 }
 
 bool Qp::read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
+  const bool ok = fetch_send_wqe(index, wqe, bad);
+  if (ok && ctx_.tracer.active()) {
+    ctx_.tracer.wqe(qpn(), *wqe);
+  }
+  return ok;
+}
+
+bool Qp::fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   const uint32_t posted = send_producer() - index;
   if (posted == 0) {
     return false;
@@ -429,7 +442,28 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
 // the CQE may post into the slot at once.
 void Qp::retire_send(uint32_t next_index) { publish_sq_ci(next_index); }
 
+// Completions in error: counted, and the last one that is not a flush
+// kept (the flushes that follow it say nothing new).
+void Qp::note_completion(bool send, const roce::Completion& c) {
+  if (ctx_.tracer.active()) {
+    ctx_.tracer.cqe(qpn(), send, c);
+  }
+  if (c.status == roce::WcStatus::kSuccess) {
+    return;
+  }
+  ++stats_.errors;
+  if (c.status != roce::WcStatus::kWrFlushErr) {
+    stats_.last_error = QpStats::LastError{.t_us = ctx_.clock.now_us(),
+                                           .send = send,
+                                           .opcode = c.opcode,
+                                           .status = c.status,
+                                           .vendor_err = c.vendor_err,
+                                           .wr_id = c.wr_id};
+  }
+}
+
 void Qp::complete_send(const roce::Completion& c) {
+  note_completion(true, c);
   if (links_.send_cq->post(c, qpn(), ctx_.host)) {
     ctx_.counters.add(VRNIC_STAT_CQES);
   } else {
@@ -438,6 +472,7 @@ void Qp::complete_send(const roce::Completion& c) {
 }
 
 void Qp::complete_recv(const roce::Completion& c) {
+  note_completion(false, c);
   if (links_.recv_cq->post(c, qpn(), ctx_.host)) {
     ctx_.counters.add(VRNIC_STAT_CQES);
   } else {
@@ -456,6 +491,10 @@ roce::TxStatus Qp::transmit(const roce::Packet& pkt, const roce::Payload& payloa
     return roce::TxStatus::kNoMemory;
   }
   roce::seal_frame(frame, lay);
+  ++stats_.tx_packets;
+  if (ctx_.tracer.active()) {
+    ctx_.tracer.packet(qpn(), true, pkt, payload.length, frame.size());
+  }
   count(VRNIC_STAT_TX_PACKETS);
   count(VRNIC_STAT_TX_BYTES, frame.size());
   ctx_.router.send(std::move(frame), pkt.path.dgid);
@@ -464,16 +503,28 @@ roce::TxStatus Qp::transmit(const roce::Packet& pkt, const roce::Payload& payloa
 
 void Qp::event(roce::QpEvent e) { ctx_.host.async_event(static_cast<uint8_t>(e), qpn(), 0); }
 uint64_t Qp::now_us() { return ctx_.clock.now_us(); }
-void Qp::count_retransmit() { count(VRNIC_STAT_RETRANSMITS); }
+void Qp::count_retransmit() {
+  ++stats_.retransmits;
+  count(VRNIC_STAT_RETRANSMITS);
+}
 void Qp::count_rnr_nak(bool sent) {
+  ++(sent ? stats_.rnr_naks_sent : stats_.rnr_naks_rcvd);
   count(sent ? VRNIC_STAT_RNR_NAKS_SENT : VRNIC_STAT_RNR_NAKS_RCVD);
 }
 void Qp::count_seq_nak(bool sent) {
+  ++(sent ? stats_.seq_naks_sent : stats_.seq_naks_rcvd);
   count(sent ? VRNIC_STAT_SEQ_NAKS_SENT : VRNIC_STAT_SEQ_NAKS_RCVD);
 }
-void Qp::count_duplicate() { count(VRNIC_STAT_DUPLICATES); }
-void Qp::count_wqe() { count(VRNIC_STAT_WQES); }
+void Qp::count_duplicate() {
+  ++stats_.duplicates;
+  count(VRNIC_STAT_DUPLICATES);
+}
+void Qp::count_wqe() {
+  ++stats_.wqes;
+  count(VRNIC_STAT_WQES);
+}
 void Qp::count_refused(roce::Refusal why) {
+  ++stats_.refused;
   switch (why) {
     case roce::Refusal::kAddress:
       ctx_.counters.add(VRNIC_STAT_RX_ADDR_ERRORS);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "objects.h"
@@ -28,6 +29,7 @@ class EngineHost;
 class FrameRouter;
 class ObjectTable;
 class Port;
+class Tracer;
 
 // What a QP uses of the device around it.
 struct QpContext {
@@ -36,6 +38,32 @@ struct QpContext {
   EngineHost& host;
   Counters& counters;
   const Clock& clock;
+  Tracer& tracer;
+};
+
+// What a QP did, for vrnicctl: its own counters, and its last error.
+struct QpStats {
+  uint64_t tx_packets = 0;
+  uint64_t rx_packets = 0;
+  uint64_t wqes = 0;
+  uint64_t retransmits = 0;
+  uint64_t rnr_naks_sent = 0;
+  uint64_t rnr_naks_rcvd = 0;
+  uint64_t seq_naks_sent = 0;
+  uint64_t seq_naks_rcvd = 0;
+  uint64_t duplicates = 0;
+  uint64_t refused = 0;  // packets refused (bad key, address, order ...)
+  uint64_t errors = 0;   // completions in error, flushes included
+  struct LastError {
+    uint64_t t_us = 0;
+    bool send = false;  // a send completion, or a receive one
+    roce::WcOpcode opcode = roce::WcOpcode::kSend;
+    roce::WcStatus status = roce::WcStatus::kSuccess;
+    uint8_t vendor_err = 0;
+    uint64_t wr_id = 0;
+  };
+  // The last completion in error other than a flush (flushes follow it).
+  std::optional<LastError> last_error;
 };
 
 // The objects a new QP uses, looked up (and checked) by the object table.
@@ -70,6 +98,8 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] bool gsi() const { return cfg().gsi; }
   [[nodiscard]] const QpLinks& links() const { return links_; }
   [[nodiscard]] uint32_t counter_set() const { return counter_set_; }
+  [[nodiscard]] const QpStats& stats() const { return stats_; }
+  [[nodiscard]] roce::QpTransport::Status transport_status() const { return tp_.status(); }
   void set_counter_set(uint32_t id) { counter_set_ = id; }
 
   // roce::QpEnv
@@ -121,6 +151,7 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] const roce::QpConfig& cfg() const { return tp_.config(); }
   [[nodiscard]] std::byte* dbrec() const { return buf_.page(0); }
   [[nodiscard]] uint32_t recv_producer() const;
+  bool fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad);
   static bool refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why);
   [[nodiscard]] const Mr* find_mr(uint32_t key) const;
   roce::MemStatus access_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need,
@@ -128,6 +159,7 @@ class Qp final : public roce::QpEnv {
   roce::MemStatus scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,
                              std::span<const std::byte> src);
   void count(vrnic_stat s, uint64_t n = 1);
+  void note_completion(bool send, const roce::Completion& c);
   void publish_sq_ci(uint32_t done);
   bool enter_error_if_fatal();
   void apply(const QpAttrs& a, const Port& port, const roce::Path& path);
@@ -146,6 +178,7 @@ class Qp final : public roce::QpEnv {
   uint32_t seen_rq_pi_ = 0;
   uint32_t published_sq_ci_ = 0;
   uint32_t counter_set_ = 0;  // 0: none
+  QpStats stats_;
   roce::QpTransport tp_;
 };
 

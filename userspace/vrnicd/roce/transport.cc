@@ -13,6 +13,80 @@
 
 namespace vrnicd::roce {
 
+const char* wr_opcode_name(WrOpcode op) noexcept {
+  switch (op) {
+    case WrOpcode::kWrite:
+      return "RDMA_WRITE";
+    case WrOpcode::kWriteImm:
+      return "RDMA_WRITE_WITH_IMM";
+    case WrOpcode::kSend:
+      return "SEND";
+    case WrOpcode::kSendImm:
+      return "SEND_WITH_IMM";
+    case WrOpcode::kRead:
+      return "RDMA_READ";
+    case WrOpcode::kCompareSwap:
+      return "ATOMIC_CMP_AND_SWP";
+    case WrOpcode::kFetchAdd:
+      return "ATOMIC_FETCH_AND_ADD";
+    case WrOpcode::kLocalInv:
+      return "LOCAL_INV";
+    case WrOpcode::kBindMw:
+      return "BIND_MW";
+    case WrOpcode::kSendInv:
+      return "SEND_WITH_INV";
+    case WrOpcode::kRegMr:
+      return "REG_MR";
+  }
+  return "?";
+}
+
+const char* wc_opcode_name(WcOpcode op) noexcept {
+  switch (op) {
+    case WcOpcode::kSend:
+      return "SEND";
+    case WcOpcode::kWrite:
+      return "RDMA_WRITE";
+    case WcOpcode::kRead:
+      return "RDMA_READ";
+    case WcOpcode::kCompareSwap:
+      return "COMP_SWAP";
+    case WcOpcode::kFetchAdd:
+      return "FETCH_ADD";
+    case WcOpcode::kBindMw:
+      return "BIND_MW";
+    case WcOpcode::kLocalInv:
+      return "LOCAL_INV";
+    case WcOpcode::kRegMr:
+      return "REG_MR";
+    case WcOpcode::kRecv:
+      return "RECV";
+    case WcOpcode::kRecvWriteImm:
+      return "RECV_RDMA_WITH_IMM";
+  }
+  return "?";
+}
+
+const char* qp_state_name(QpState s) noexcept {
+  switch (s) {
+    case QpState::kReset:
+      return "RESET";
+    case QpState::kInit:
+      return "INIT";
+    case QpState::kRtr:
+      return "RTR";
+    case QpState::kRts:
+      return "RTS";
+    case QpState::kSqd:
+      return "SQD";
+    case QpState::kSqe:
+      return "SQE";
+    case QpState::kErr:
+      return "ERR";
+  }
+  return "?";
+}
+
 const char* wc_status_name(WcStatus s) noexcept {
   switch (s) {
     case WcStatus::kSuccess:

@@ -91,6 +91,10 @@ enum class WcStatus : uint8_t {
 };
 
 const char* wc_status_name(WcStatus s) noexcept;
+// Names of opcodes and states, for vrnicctl.
+const char* wr_opcode_name(WrOpcode op) noexcept;
+const char* wc_opcode_name(WcOpcode op) noexcept;
+const char* qp_state_name(QpState s) noexcept;
 
 using Sge = vrnic::WqeSge;
 
@@ -343,6 +347,21 @@ class QpTransport {
 
   // Work requests started and not yet completed (for tests).
   [[nodiscard]] size_t outstanding() const { return ops_.size(); }
+
+  // What vrnicctl shows of the protocol's state.
+  struct Status {
+    size_t outstanding = 0;            // work requests started, not completed
+    size_t outstanding_rd_atomic = 0;  // of them READs and atomics
+    size_t responder_resources = 0;    // READs and atomics kept for duplicates
+    uint32_t acked_psn = 0;            // the last PSN the responder acknowledged
+    uint32_t retries_left = 0;
+    uint32_t rnr_retries_left = 0;
+  };
+  [[nodiscard]] Status status() const {
+    return {ops_.size(), outstanding_rd_atomic(), resources_.size(),
+            acked_psn(), retries_left_,           rnr_retries_left_};
+  }
+
   // Send WQEs consumed: the next one to start.
   [[nodiscard]] uint32_t sq_next() const { return sq_next_; }
   // Index of the oldest send WQE not yet completed (signaled or not).

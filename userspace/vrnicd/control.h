@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// The control socket: a unix stream socket beside the ivshmem socket, for
+// vrnicctl.  A client sends one request, a JSON object on one line, and
+// gets one JSON object on one line back; for "trace", a line per event
+// until it closes the connection.  Requests:
+//   {"cmd":"status"}
+//   {"cmd":"qp_list"}
+//   {"cmd":"qp_show","qpn":N}
+//   {"cmd":"trace"[,"qpn":N]}
+//   {"cmd":"fault","drop":P,"reorder":P,"dup":P,"corrupt":P[,"seed":S]}
+// Every answer has "ok" (true or false) and, when false, "error".
+// Documentation/user-guide.rst ("Looking into a running device") has the
+// fields.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eth_port.h"
+#include "event_loop.h"
+#include "fd.h"
+
+namespace vrnicd {
+
+class Device;
+
+struct ControlRequest {
+  enum class Cmd : uint8_t { kStatus, kQpList, kQpShow, kTrace, kFault };
+  Cmd cmd = Cmd::kStatus;
+  std::optional<uint32_t> qpn;
+  FaultConfig fault;
+};
+
+// Parse one request line; false with *err on anything malformed.
+bool parse_control_request(std::string_view line, ControlRequest* req, std::string* err);
+
+// The control socket's path for an ivshmem socket path: NAME.sock gives
+// NAME.ctl, anything else gets ".ctl" appended.
+std::string control_path_for(const std::string& socket_path);
+
+class ControlServer {
+ public:
+  ControlServer(EventLoop& loop, Device& dev, EthPort& port);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+  ControlServer(ControlServer&&) = delete;
+  ControlServer& operator=(ControlServer&&) = delete;
+
+  bool listen(const std::string& path, std::string* err);
+
+  // The answer to a request, as one line of JSON (without the newline).
+  std::string answer(const ControlRequest& req);
+
+  // Requests are short: a longer line is refused.
+  static constexpr size_t kMaxRequest = 4096;
+  static constexpr size_t kMaxClients = 16;
+
+ private:
+  struct Client {
+    UniqueFd fd;
+    std::string in;
+    std::string out;       // still to write
+    int trace_sub = 0;     // a trace subscription, or 0
+    uint64_t lost = 0;     // trace lines dropped: the reader was too slow
+    bool closing = false;  // close once out is written
+  };
+  void on_accept();
+  void on_client(int fd, uint32_t events);
+  void handle_line(Client& c);
+  void start_trace(Client& c, std::optional<uint32_t> qpn);
+  bool flush(Client& c);
+  void drop(int fd);
+
+  EventLoop& loop_;
+  Device& dev_;
+  EthPort& port_;
+  std::string path_;
+  UniqueFd listen_;
+  std::vector<std::unique_ptr<Client>> clients_;
+};
+
+}  // namespace vrnicd
