@@ -16,6 +16,9 @@
 #                   scripts/vm-run --kernel debug (not part of make check)
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #   make install    install the module (+ DKMS source), provider and vrnicd
+#   make deb        Debian packages in build/deb: vrnic-dkms, libvrnic1, vrnicd
+#   make check-packages  build them, install them here, run the VM selftests
+#                   on what they installed (vm-run --installed), remove them
 #   make setup      install build and test dependencies with apt
 
 VERSION := 0.1.0
@@ -34,7 +37,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check demo shell lint fuzz sanitize debug-kernel bench install clean
+.PHONY: all module userspace setup check demo shell lint fuzz sanitize debug-kernel bench install deb check-packages clean
 
 all: module userspace
 
@@ -89,6 +92,7 @@ install: all
 	install -D -m 644 userspace/provider/vrnic.driver \
 		$(DESTDIR)/etc/libibverbs.d/vrnic.driver
 	install -D -m 755 $(BUILD)/userspace/vrnicd/vrnicd $(DESTDIR)$(PREFIX)/bin/vrnicd
+	install -D -m 755 $(BUILD)/userspace/vrnicctl/vrnicctl $(DESTDIR)$(PREFIX)/bin/vrnicctl
 	install -D -m 644 -t $(DESTDIR)$(PREFIX)/include/infiniband \
 		userspace/provider/include/vrnicdv.h uapi/vrnic-hw.h
 	install -D -m 644 dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
@@ -99,6 +103,12 @@ install: all
 	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then \
 		dkms status vrnic/$(VERSION) | grep -q . || dkms add vrnic/$(VERSION); \
 	fi
+
+deb: setup
+	scripts/deb
+
+check-packages: deb all
+	scripts/check-packages
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean || true
