@@ -5,8 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <linux/if.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "eth_port.h"
@@ -383,3 +391,211 @@ TEST(EthPortSwitching, ConnectsToAListenerAndRetries) {
 }
 
 }  // namespace
+
+namespace {
+
+// A UDP port on 127.0.0.1 that nothing uses right now.
+uint16_t free_udp_port() {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast)
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+TEST(UdpEndpoint, Parses) {
+  sockaddr_storage a{};
+  socklen_t len = 0;
+  std::string err;
+  EXPECT_TRUE(vrnicd::parse_udp_endpoint("127.0.0.1:4791", &a, &len, &err)) << err;
+  EXPECT_EQ(a.ss_family, AF_INET);
+  EXPECT_TRUE(vrnicd::parse_udp_endpoint("[::1]:6000", &a, &len, &err)) << err;
+  EXPECT_EQ(a.ss_family, AF_INET6);
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", ":5", "::1:5", "[::1]5",
+                          "[::1]:", "127.0.0.1:port", "[::1]:99999"}) {
+    EXPECT_FALSE(vrnicd::parse_udp_endpoint(bad, &a, &len, &err)) << bad;
+  }
+}
+
+// Two ports joined by --wire udp:A,B and udp:B,A on loopback: frames cross
+// one per datagram, the cable is up at once, and datagrams from anyone but
+// the remote end are not taken.
+TEST(EthPortSwitching, UdpTunnelCarriesOneFramePerDatagram) {
+  vrnicd::EventLoop loop;
+  const std::string a = "127.0.0.1:" + std::to_string(free_udp_port());
+  const std::string b = "127.0.0.1:" + std::to_string(free_udp_port());
+  std::vector<Frame> got_a;
+  std::vector<Frame> got_b;
+  std::vector<bool> cable_a;
+  auto engine = [](std::vector<Frame>* got) {
+    return [got](std::span<const std::byte> f) {
+      got->emplace_back(f.begin(), f.end());
+      return true;
+    };
+  };
+  EthPort pa(
+      loop, [] { return kMac; }, engine(&got_a), [&](bool up) { cable_a.push_back(up); });
+  EthPort pb(
+      loop, [] { return kMac; }, engine(&got_b), [](bool) {});
+  EthPort::Options oa;
+  oa.wire = "udp:" + a + "," + b;
+  EthPort::Options ob;
+  ob.wire = "udp:" + b + "," + a;
+  std::string err;
+  ASSERT_TRUE(pa.start(oa, &err)) << err;
+  ASSERT_TRUE(pb.start(ob, &err)) << err;
+  EXPECT_EQ(cable_a, std::vector<bool>{true});
+  EXPECT_TRUE(pa.wire_connected());
+
+  const std::vector<Frame> frames = {roce_frame(1), roce_frame(2, 1000), roce_frame(3, 4000)};
+  for (const Frame& f : frames) {
+    pa.engine_tx(f);
+  }
+  pb.engine_tx(roce_frame(9));
+  for (int i = 0; i < 200 && (got_b.size() < frames.size() || got_a.empty()); ++i) {
+    loop.run_once(10);
+  }
+  EXPECT_EQ(got_b, frames);
+  EXPECT_EQ(got_a, std::vector<Frame>{roce_frame(9)});
+  EXPECT_EQ(pa.counters().wire_tx, 3U);
+
+  // A datagram from a stranger is not a frame from the wire.
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_storage to{};
+  socklen_t tlen = 0;
+  ASSERT_TRUE(vrnicd::parse_udp_endpoint(b, &to, &tlen, &err));
+  const Frame f = roce_frame(7);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  ASSERT_EQ(::sendto(s, f.data(), f.size(), 0, reinterpret_cast<sockaddr*>(&to), tlen),
+            static_cast<ssize_t>(f.size()));
+  ::close(s);
+  for (int i = 0; i < 20; ++i) {
+    loop.run_once(10);
+  }
+  EXPECT_EQ(got_b.size(), frames.size());
+  EXPECT_EQ(pb.counters().wire_rx, frames.size());
+}
+
+TEST(EthPortSwitching, WireSpecMustBeTapOrUdp) {
+  vrnicd::EventLoop loop;
+  EthPort p(
+      loop, [] { return kMac; }, [](std::span<const std::byte>) { return true; }, [](bool) {});
+  EthPort::Options o;
+  o.wire = "udp:127.0.0.1:1";  // no remote
+  std::string err;
+  EXPECT_FALSE(p.start(o, &err));
+  EXPECT_NE(err.find("udp:LOCAL,REMOTE"), std::string::npos) << err;
+}
+
+namespace {
+
+// In a network namespace of its own: --wire tap:NAME creates the TAP, and
+// frames cross between it and a packet socket on the interface.  Returns
+// what failed, or an empty string.
+std::string tap_round_trip() {
+  if (::unshare(CLONE_NEWNET) != 0) {
+    return std::string("unshare: ") + std::strerror(errno);
+  }
+  vrnicd::EventLoop loop;
+  std::vector<Frame> got;
+  EthPort port(
+      loop, [] { return kMac; },
+      [&](std::span<const std::byte> f) {
+        got.emplace_back(f.begin(), f.end());
+        return true;
+      },
+      [](bool) {});
+  EthPort::Options o;
+  o.wire = "tap:vrtest0";
+  std::string err;
+  if (!port.start(o, &err)) {
+    return err;
+  }
+  vrnicd::UniqueFd sock(::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
+  ifreq ifr{};
+  std::strcpy(ifr.ifr_name, "vrtest0");  // NOLINT(clang-analyzer-security.insecureAPI.strcpy)
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-vararg,cppcoreguidelines-pro-type-union-access)
+  if (!sock || ::ioctl(sock.get(), SIOCGIFFLAGS, &ifr) != 0) {
+    return "no interface vrtest0";
+  }
+  ifr.ifr_flags = static_cast<int16_t>(ifr.ifr_flags | IFF_UP);
+  if (::ioctl(sock.get(), SIOCSIFFLAGS, &ifr) != 0 ||
+      ::ioctl(sock.get(), SIOCGIFINDEX, &ifr) != 0) {
+    return "cannot bring vrtest0 up";
+  }
+  sockaddr_ll ll{};
+  ll.sll_family = AF_PACKET;
+  ll.sll_protocol = htons(ETH_P_ALL);
+  ll.sll_ifindex = ifr.ifr_ifindex;
+  // NOLINTEND(cppcoreguidelines-pro-type-vararg,cppcoreguidelines-pro-type-union-access)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&ll), sizeof(ll)) != 0) {
+    return "cannot bind a packet socket to vrtest0";
+  }
+  // vrnicd -> the interface.
+  const Frame out = roce_frame(11, 200);
+  port.engine_tx(out);
+  loop.run_once(0);
+  bool seen = false;
+  Frame buf(2048);
+  for (int i = 0; i < 50 && !seen; ++i) {
+    const ssize_t n = ::recv(sock.get(), buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      seen = Frame(buf.begin(), buf.begin() + n) == out;
+    } else {
+      ::usleep(10000);
+    }
+  }
+  if (!seen) {
+    return "the frame vrnicd sent did not come out of vrtest0";
+  }
+  // The interface -> vrnicd's engine.
+  const Frame in = roce_frame(12, 300);
+  if (::send(sock.get(), in.data(), in.size(), 0) != static_cast<ssize_t>(in.size())) {
+    return "cannot send on vrtest0";
+  }
+  for (int i = 0; i < 50 && got.empty(); ++i) {
+    loop.run_once(10);
+  }
+  if (got != std::vector<Frame>{in}) {
+    return "the frame sent on vrtest0 did not reach the engine";
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(EthPortSwitching, TapWireExchangesFramesWithTheHost) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root, for a network namespace and a TAP device";
+  }
+  int pipefd[2];  // NOLINT(cppcoreguidelines-avoid-c-arrays)
+  ASSERT_EQ(::pipe(pipefd), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    const std::string why = tap_round_trip();
+    (void)!::write(pipefd[1], why.data(), why.size());
+    ::_exit(why.empty() ? 0 : 1);
+  }
+  ::close(pipefd[1]);
+  std::string why(512, '\0');
+  const ssize_t n = ::read(pipefd[0], why.data(), why.size());
+  why.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  ::close(pipefd[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  if (why.starts_with("unshare:")) {
+    GTEST_SKIP() << why;
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << why;
+}

@@ -205,6 +205,9 @@ bool EthPort::start(const Options& o, std::string* err) {
       return false;
     }
   }
+  if (!o.wire.empty() && !open_datagram_wire(o.wire, err)) {
+    return false;
+  }
   if (!o.wire_listen.empty() || !o.wire_connect.empty()) {
     wire_ = std::make_unique<StreamLink>(
         loop_, "wire", [this](std::span<const std::byte> f) { wire_rx(f); },
@@ -228,6 +231,30 @@ bool EthPort::start(const Options& o, std::string* err) {
     }
   }
   schedule_ticks();
+  return true;
+}
+
+// --wire tap:NAME or udp:LOCAL,REMOTE.  The cable is up while it is open.
+bool EthPort::open_datagram_wire(const std::string& spec, std::string* err) {
+  dgram_ =
+      std::make_unique<DatagramLink>(loop_, [this](std::span<const std::byte> f) { wire_rx(f); });
+  bool ok = false;
+  if (spec.starts_with("tap:")) {
+    ok = dgram_->open_tap(spec.substr(4), err);
+  } else if (spec.starts_with("udp:") && spec.find(',') != std::string::npos) {
+    const size_t comma = spec.find(',');
+    ok = dgram_->open_udp(spec.substr(4, comma - 4), spec.substr(comma + 1), err);
+  } else {
+    *err = "--wire " + spec + ": want tap:NAME or udp:LOCAL,REMOTE";
+  }
+  if (!ok) {
+    dgram_.reset();
+    return false;
+  }
+  LOG_INFO("wire: %s", dgram_->describe().c_str());
+  if (cable_) {
+    cable_(true);
+  }
   return true;
 }
 
@@ -267,14 +294,14 @@ void EthPort::tick() {
 }
 
 void EthPort::wire_send(std::span<const std::byte> frame) {
-  if (!wire_ || !wire_->connected()) {
+  if (!wire_connected()) {
     ++c_.dropped;
     return;
   }
   if (pcap_) {
     pcap_->write(frame);
   }
-  if (wire_->send(frame)) {
+  if (dgram_ ? dgram_->send(frame) : wire_->send(frame)) {
     ++c_.wire_tx;
   } else {
     ++c_.dropped;

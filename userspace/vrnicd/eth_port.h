@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config.h"
+#include "datagram_link.h"
 #include "event_loop.h"
 #include "fd.h"
 #include "stream_link.h"
@@ -105,6 +106,7 @@ class EthPort {
     std::string nic_connect;   // or: connect to it, again whenever lost
     std::string wire_listen;   // or: listen for the link partner
     std::string wire_connect;  // or: connect to it
+    std::string wire;          // or: tap:NAME, or udp:LOCAL,REMOTE
     std::string pcap;
     FaultConfig faults;
   };
@@ -126,8 +128,10 @@ class EthPort {
   void engine_tx(std::span<const std::byte> frame);
   // Periodic work: release a held (reordered) frame, flush the capture.
   void tick();
-  [[nodiscard]] bool has_wire() const noexcept { return wire_ != nullptr; }
-  [[nodiscard]] bool wire_connected() const noexcept { return wire_ && wire_->connected(); }
+  [[nodiscard]] bool has_wire() const noexcept { return wire_ != nullptr || dgram_ != nullptr; }
+  [[nodiscard]] bool wire_connected() const noexcept {
+    return (wire_ && wire_->connected()) || (dgram_ && dgram_->open());
+  }
 
   struct Counters {
     uint64_t wire_rx = 0;
@@ -150,6 +154,7 @@ class EthPort {
   void ingress(std::span<const std::byte> frame);
   void nic_rx(std::span<const std::byte> frame);
   void schedule_ticks();
+  bool open_datagram_wire(const std::string& spec, std::string* err);
 
   EventLoop& loop_;
   MacSource mac_;
@@ -157,6 +162,7 @@ class EthPort {
   CableHandler cable_;
   std::unique_ptr<StreamLink> nic_;
   std::unique_ptr<StreamLink> wire_;
+  std::unique_ptr<DatagramLink> dgram_;  // the wire as a TAP or a UDP tunnel
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<PcapWriter> pcap_;
   Counters c_;

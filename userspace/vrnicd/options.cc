@@ -100,7 +100,7 @@ bool u32_in(std::string_view arg, uint32_t lo, uint32_t hi, uint32_t* out) {
 }
 
 // clang-format off
-constexpr std::array<Spec, 26> kSpecs = {{
+constexpr std::array<Spec, 27> kSpecs = {{
     {"socket", 's', true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->socket_path, a); }},
     {"guest-mem", 'm', true, "a path",
@@ -122,6 +122,13 @@ constexpr std::array<Spec, 26> kSpecs = {{
      [](std::string_view a, Options* o) { return set_string(&o->port.nic_connect, a); }},
     {"wire-listen", 0, true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->port.wire_listen, a); }},
+    {"wire", 0, true, "tap:NAME or udp:LOCAL,REMOTE",
+     [](std::string_view a, Options* o) {
+       return (a.starts_with("tap:") && a.size() > 4) ||
+                      (a.starts_with("udp:") && a.find(',') != std::string_view::npos)
+                  ? set_string(&o->port.wire, a)
+                  : false;
+     }},
     {"wire-connect", 0, true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->port.wire_connect, a); }},
     {"pcap", 0, true, "a file",
@@ -208,8 +215,10 @@ bool options_consistent(const Options& o) {
     std::fprintf(stderr, "vrnicd: give --nic-socket or --nic-connect, not both\n");
     return false;
   }
-  if (!o.port.wire_listen.empty() && !o.port.wire_connect.empty()) {
-    std::fprintf(stderr, "vrnicd: give --wire-listen or --wire-connect, not both\n");
+  if (int{!o.port.wire_listen.empty()} + int{!o.port.wire_connect.empty()} +
+          int{!o.port.wire.empty()} >
+      1) {
+    std::fprintf(stderr, "vrnicd: give one of --wire-listen, --wire-connect and --wire\n");
     return false;
   }
   if (o.dev.limits.max_eq < 2 || o.dev.limits.max_eq > 1024) {
@@ -247,6 +256,13 @@ void usage(std::FILE* out) {
       "      --wire-connect PATH   Ethernet port: connect to the partner listening on\n"
       "                            PATH, and reconnect whenever the link is lost;\n"
       "                            with either, the cable is up while linked\n"
+      "      --wire tap:NAME       Ethernet port: the host TAP device NAME (created if\n"
+      "                            need be), e.g. to join a Linux bridge\n"
+      "      --wire udp:LOCAL,REMOTE\n"
+      "                            Ethernet port: a UDP tunnel from LOCAL to REMOTE\n"
+      "                            (HOST:PORT each), one frame per datagram as QEMU's\n"
+      "                            -netdev dgram sends them: to a vrnicd or QEMU on\n"
+      "                            another host\n"
       "      --pcap FILE           write every frame on the wire to FILE (pcap)\n"
       "      --drop P              drop a received frame with probability P (0..1)\n"
       "      --reorder P           hold a received frame back behind the next one\n"
