@@ -122,6 +122,7 @@ TEST_F(ControlTest, StatusCountsObjectsAndTraffic) {
   EXPECT_EQ(s.at("counters").at("send_wqes"), 1);
   EXPECT_GE(s.at("counters").at("tx_packets").get<uint64_t>(), 3U);  // 3 packets and an ACK
   EXPECT_FALSE(s.at("wire").at("configured").get<bool>());
+  EXPECT_EQ(s.at("wire").at("link"), "none");
 }
 
 TEST_F(ControlTest, QpListAndShow) {

@@ -454,6 +454,7 @@ TEST(EthPortSwitching, UdpTunnelCarriesOneFramePerDatagram) {
   ASSERT_TRUE(pb.start(ob, &err)) << err;
   EXPECT_EQ(cable_a, std::vector<bool>{true});
   EXPECT_TRUE(pa.wire_connected());
+  EXPECT_EQ(pa.wire_name(), "udp:" + a + "," + b);
 
   const std::vector<Frame> frames = {roce_frame(1), roce_frame(2, 1000), roce_frame(3, 4000)};
   for (const Frame& f : frames) {

@@ -186,8 +186,9 @@ void print_status(const json& r) {
   }
   const json& w = r.at("wire");
   const json& f = w.at("faults");
-  std::printf("wire:     %s  rx %s tx %s frames (to engine %s, from engine %s)\n",
-              !w.at("configured").get<bool>() ? "none"
+  std::printf("wire:     %s %s  rx %s tx %s frames (to engine %s, from engine %s)\n",
+              w.value("link", "?").c_str(),
+              !w.at("configured").get<bool>() ? ""
               : w.at("connected").get<bool>() ? "linked"
                                               : "no partner",
               u64(w, "rx_frames").c_str(), u64(w, "tx_frames").c_str(), u64(w, "to_engine").c_str(),

@@ -137,7 +137,8 @@ json port_json(const Port& p) {
 
 json wire_json(const EthPort& port) {
   const EthPort::Counters& c = port.counters();
-  json w = {{"configured", port.has_wire()},
+  json w = {{"link", port.wire_name()},
+            {"configured", port.has_wire()},
             {"connected", port.wire_connected()},
             {"rx_frames", c.wire_rx},
             {"tx_frames", c.wire_tx},

@@ -128,6 +128,11 @@ class EthPort {
   void engine_tx(std::span<const std::byte> frame);
   // Periodic work: release a held (reordered) frame, flush the capture.
   void tick();
+  // What the wire is: tap:NAME, udp:LOCAL,REMOTE, unix (a stream socket)
+  // or none.
+  [[nodiscard]] std::string wire_name() const {
+    return dgram_ ? dgram_->describe() : wire_ ? "unix" : "none";
+  }
   [[nodiscard]] bool has_wire() const noexcept { return wire_ != nullptr || dgram_ != nullptr; }
   [[nodiscard]] bool wire_connected() const noexcept {
     return (wire_ && wire_->connected()) || (dgram_ && dgram_->open());
