@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,21 +48,6 @@ constexpr std::array<const char*, 30> kVerrNames = {
 };
 
 const char* verr_name(uint8_t v) { return v < kVerrNames.size() ? kVerrNames.at(v) : "?"; }
-
-const char* device_state_name(uint32_t s) {
-  switch (s) {
-    case VRNIC_STATE_RESET:
-      return "RESET";
-    case VRNIC_STATE_READY:
-      return "READY";
-    case VRNIC_STATE_FATAL:
-      return "FATAL";
-    case VRNIC_STATE_GONE:
-      return "GONE";
-    default:
-      return "?";
-  }
-}
 
 const char* port_state_name(uint8_t s) {
   switch (s) {
@@ -360,24 +344,10 @@ ControlServer::~ControlServer() {
 }
 
 bool ControlServer::listen(const std::string& path, std::string* err) {
-  sockaddr_un addr{};
-  if (!unix_socket_addr(path, &addr, err)) {
-    return false;
-  }
-  listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!listen_) {
-    *err = std::string("control socket: ") + std::strerror(errno);
-    return false;
-  }
-  ::unlink(path.c_str());
   // Only the owner may look in or inject faults.
-  const mode_t old = ::umask(0077);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  const int rc = ::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::umask(old);
-  if (rc != 0 || ::listen(listen_.get(), 8) != 0) {
-    *err = path + ": " + std::strerror(errno);
-    listen_.reset();
+  listen_ = listen_unix(path, 8, true, err);
+  if (!listen_) {
+    *err = "control socket " + *err;
     return false;
   }
   path_ = path;

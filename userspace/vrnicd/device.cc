@@ -19,7 +19,9 @@ uint64_t reg64(const Bar2& bar, uint32_t lo) {
   return static_cast<uint64_t>(bar.reg(lo)) | (static_cast<uint64_t>(bar.reg(lo + 4)) << 32);
 }
 
-const char* state_name(uint32_t s) {
+}  // namespace
+
+const char* device_state_name(uint32_t s) noexcept {
   switch (s) {
     case VRNIC_STATE_RESET:
       return "RESET";
@@ -33,8 +35,6 @@ const char* state_name(uint32_t s) {
       return "?";
   }
 }
-
-}  // namespace
 
 Device::Device(const DeviceConfig& cfg, Bar2& bar, const GuestMemory& mem, IrqSink& irq)
     : cfg_(cfg),
@@ -141,7 +141,7 @@ void Device::on_ctrl_doorbell_st() {
   const uint32_t ctrl = bar_.reg(VRNIC_REG_CTRL);
   if ((ctrl & VRNIC_CTRL_RESET) != 0) {
     if (state_ != VRNIC_STATE_GONE) {
-      LOG_INFO("reset requested in state %s", state_name(state_));
+      LOG_INFO("reset requested in state %s", device_state_name(state_));
       reset_st();
       // Clearing CTRL acknowledges the reset.
       bar_.set_reg(VRNIC_REG_CTRL, 0);

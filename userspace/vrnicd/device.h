@@ -19,6 +19,9 @@
 namespace vrnicd {
 
 class Bar2;
+
+// VRNIC_STATE_* by name: RESET, READY, FATAL, GONE.
+const char* device_state_name(uint32_t s) noexcept;
 class GuestMemory;
 class IrqSink;
 

@@ -34,21 +34,8 @@ IvshmemServer::~IvshmemServer() {
 }
 
 bool IvshmemServer::listen(const std::string& path, std::string* err) {
-  sockaddr_un addr{};
-  if (!unix_socket_addr(path, &addr, err)) {
-    return false;
-  }
-  listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  listen_ = listen_unix(path, 4, false, err);
   if (!listen_) {
-    *err = std::string("socket: ") + std::strerror(errno);
-    return false;
-  }
-  ::unlink(path.c_str());
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  if (::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(listen_.get(), 4) != 0) {
-    *err = path + ": " + std::strerror(errno);
-    listen_.reset();
     return false;
   }
   path_ = path;
