@@ -151,10 +151,33 @@ pair_sync() {
 	echo "$n" >"$uses/$1"
 	: >"$dir/$1.$n.$VRNIC_VM"
 	for ((i = 0; i < limit; i++)); do
-		[[ -e $dir/$1.$n.$((1 - VRNIC_VM)) ]] && return 0
+		[[ -e $dir/$1.$n.${pair_peer:-$((1 - VRNIC_VM))} ]] && return 0
 		sleep 0.1
 	done
 	echo "# the peer guest never reached $1"
+	return 1
+}
+
+# With three guests (vm-run --vms 3), pair_sync and pair_run meet the guest
+# pair_peer names; with two, the other one.
+pair_peer=
+
+# all_sync NAME [SECONDS]: wait until every guest has reached NAME.
+all_sync() {
+	local dir=$VRNIC_RUN_DIR/pair i g limit=$((${2:-120} * 10)) n uses=/tmp/vrnic-pair-uses missing
+	mkdir -p "$dir" "$uses"
+	n=$(($(cat "$uses/all-$1" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$uses/all-$1"
+	: >"$dir/all-$1.$n.$VRNIC_VM"
+	for ((i = 0; i < limit; i++)); do
+		missing=
+		for ((g = 0; g < ${VRNIC_GUESTS:-2}; g++)); do
+			[[ -e $dir/all-$1.$n.$g ]] || missing=1
+		done
+		[[ -z $missing ]] && return 0
+		sleep 0.1
+	done
+	echo "# not every guest reached $1"
 	return 1
 }
 
