@@ -23,11 +23,11 @@ cases=(
 	"ucmatose|ucmatose -b \$VRNIC_IP -C 100|ucmatose -s \$VRNIC_PEER_IP -C 100|test complete"
 	"udaddy|udaddy -b \$VRNIC_IP -C 100|udaddy -s \$VRNIC_PEER_IP -C 100|test complete"
 	"rdma_server/rdma_client|rdma_server -s \$VRNIC_IP -p 7471|rdma_client -s \$VRNIC_PEER_IP -p 7471|rdma_client: end 0"
-	"ib_write_bw -R|ib_write_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19501 -F|ib_write_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19501 -F \$VRNIC_PEER_IP|^ 65536 +1000 "
-	"ib_read_bw -R|ib_read_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19502 -F|ib_read_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19502 -F \$VRNIC_PEER_IP|^ 65536 +1000 "
-	"ib_send_bw -R|ib_send_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19503 -F|ib_send_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19503 -F \$VRNIC_PEER_IP|^ 65536 +1000 "
-	"ib_atomic_bw -R|ib_atomic_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F|ib_atomic_bw -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F \$VRNIC_PEER_IP|^ 8 +1000 "
-	"ib_send_lat -R|ib_send_lat -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F|ib_send_lat -R -n 1000 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F \$VRNIC_PEER_IP|^ 2 +1000 "
+	"ib_write_bw -R|ib_write_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19501 -F|ib_write_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19501 -F \$VRNIC_PEER_IP|^ 65536 +300 "
+	"ib_read_bw -R|ib_read_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19502 -F|ib_read_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19502 -F \$VRNIC_PEER_IP|^ 65536 +300 "
+	"ib_send_bw -R|ib_send_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19503 -F|ib_send_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19503 -F \$VRNIC_PEER_IP|^ 65536 +300 "
+	"ib_atomic_bw -R|ib_atomic_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F|ib_atomic_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F \$VRNIC_PEER_IP|^ 8 +300 "
+	"ib_send_lat -R|ib_send_lat -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F|ib_send_lat -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F \$VRNIC_PEER_IP|^ 2 +300 "
 )
 ktap_plan $((${#cases[@]} * ${#servers[@]}))
 
