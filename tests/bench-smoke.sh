@@ -20,7 +20,8 @@ rows=(
 	"2-guest:qperf-rc_lat latency_usec"
 )
 num='^[0-9]+([.][0-9]+)?$'
-ktap_plan $((${#rows[@]} + 1))
+sweeps=(ib_write_bw-a ib_write_lat-a 2-guest:ib_write_bw-a 2-guest:ib_write_lat-a)
+ktap_plan $((${#rows[@]} + 1 + ${#sweeps[@]} + 1))
 out=$(scripts/bench --quick 2>&1)
 rc=$?
 [[ $rc == 0 ]]
@@ -33,4 +34,16 @@ for r in "${rows[@]}"; do
 		awk -v a="$v" -v b="$x" 'BEGIN { exit !(a > 0 && b > 0) }'
 	ktap_check "row $test $metric: ${line:-missing}" $?
 done
+# The sweeps: perftest -a's sizes, 2 B to 8 MiB, for vrnic and for rxe.
+for s in "${sweeps[@]}"; do
+	nv=$(awk -v t="$s" '$2 == t && $3 !~ /^rxe/ && $5 ~ /^[0-9]+([.][0-9]+)?$/' "$build/bench/sweeps.txt" 2>/dev/null | wc -l)
+	nr=$(awk -v t="$s" '$2 == t && $3 ~ /^rxe/ && $5 ~ /^[0-9]+([.][0-9]+)?$/' "$build/bench/sweeps.txt" 2>/dev/null | wc -l)
+	ok=1
+	((nv == 23 && nr == 23)) && ok=0
+	ktap_check "sweep $s: $nv sizes for vrnic, $nr for rxe (want 23 each, 2 B to 8 MiB)" "$ok"
+done
+ok=1
+[[ -s $build/bench/bench.svg && -s $build/bench/bench.png ]] &&
+	grep -q "<svg" "$build/bench/bench.svg" && file "$build/bench/bench.png" | grep -q "PNG image" && ok=0
+ktap_check "the plot: build/bench/bench.svg and bench.png" "$ok"
 ktap_finish
