@@ -370,8 +370,7 @@ void ControlServer::on_accept() {
 }
 
 void ControlServer::on_client(int fd, uint32_t events) {
-  auto it = std::find_if(clients_.begin(), clients_.end(),
-                         [fd](const auto& c) { return c->fd.get() == fd; });
+  auto it = client_at(fd);
   if (it == clients_.end()) {
     return;
   }
@@ -472,8 +471,7 @@ void ControlServer::start_trace(Client& c, std::optional<uint32_t> qpn) {
   const int fd = c.fd.get();
   c.trace_sub = dev_.engine().tracer().subscribe(
       qpn.value_or(Tracer::kAllQps), [this, fd](const std::string& line) {
-        auto it = std::find_if(clients_.begin(), clients_.end(),
-                               [fd](const auto& cl) { return cl->fd.get() == fd; });
+        auto it = client_at(fd);
         if (it == clients_.end()) {
           return false;
         }
@@ -513,9 +511,13 @@ bool ControlServer::flush(Client& c) {
   return !c.closing;
 }
 
+ControlServer::Clients::iterator ControlServer::client_at(int fd) {
+  return std::find_if(clients_.begin(), clients_.end(),
+                      [fd](const auto& c) { return c->fd.get() == fd; });
+}
+
 void ControlServer::drop(int fd) {
-  auto it = std::find_if(clients_.begin(), clients_.end(),
-                         [fd](const auto& c) { return c->fd.get() == fd; });
+  auto it = client_at(fd);
   if (it == clients_.end()) {
     return;
   }

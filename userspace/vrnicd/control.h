@@ -74,6 +74,8 @@ class ControlServer {
   void handle_line(Client& c);
   void start_trace(Client& c, std::optional<uint32_t> qpn);
   bool flush(Client& c);
+  using Clients = std::vector<std::unique_ptr<Client>>;
+  Clients::iterator client_at(int fd);
   void drop(int fd);
 
   EventLoop& loop_;
@@ -81,7 +83,7 @@ class ControlServer {
   EthPort& port_;
   std::string path_;
   UniqueFd listen_;
-  std::vector<std::unique_ptr<Client>> clients_;
+  Clients clients_;
 };
 
 }  // namespace vrnicd
