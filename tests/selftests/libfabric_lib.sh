@@ -27,10 +27,16 @@ fi_last_row() {
 	grep -E '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+ ' <<<"$1" | tail -n 1 | tr -s ' '
 }
 
+# A failure names its cause on the result line itself (the exit status and
+# the first line that speaks of an error), for logs that keep only that.
 fi_check() {
-	local name=$1 out=$2 rc=$3 where=${4:-} row
+	local name=$1 out=$2 rc=$3 where=${4:-} row why
 	row=$(fi_last_row "$out")
-	[[ $rc == 0 && -n $row ]] && ! grep -qiE 'error|fail' <<<"$out"
-	ktap_check "fi_pingpong -c $name$where: ${row:-no result}" $? "exit $rc" \
-		"$(tail -n 6 <<<"$out")"
+	why=$(grep -m1 -iE 'error|fail' <<<"$out" | cut -c1-160)
+	if [[ $rc == 0 && -n $row && -z $why ]]; then
+		ktap_ok "fi_pingpong -c $name$where: $row"
+	else
+		ktap_not_ok "fi_pingpong -c $name$where: ${row:-no result}; exit $rc${why:+; $why}" \
+			"$(tail -n 12 <<<"$out")"
+	fi
 }
