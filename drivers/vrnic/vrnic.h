@@ -223,6 +223,13 @@ struct vrnic_dev {
 	struct xarray cq_xa;
 	struct xarray qp_xa;
 	struct xarray srq_xa;
+	/*
+	 * Held from a CREATE command to its xarray entry, and from a DESTROY
+	 * command to the entry's removal: the device hands a freed number
+	 * out again at once, and it must not reach an xarray that still
+	 * holds it.
+	 */
+	struct mutex obj_xa_lock;
 
 	struct delayed_work watchdog;
 	u32 last_heartbeat;

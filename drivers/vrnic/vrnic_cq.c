@@ -61,13 +61,17 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = vrnic_qbuf_alloc(dev, &cq->qb, vrnic_cq_npages(cq->log_depth));
 	if (err)
 		goto err_mutex;
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_create_cq(dev, &cq->qb, cq->log_depth, cq->eqn, &cq->cqn);
-	if (err)
+	if (err) {
+		mutex_unlock(&dev->obj_xa_lock);
 		goto err_free;
-	ibcq->cqe = 1 << cq->log_depth;
+	}
 	err = xa_insert_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	mutex_unlock(&dev->obj_xa_lock);
 	if (err)
 		goto err_destroy;
+	ibcq->cqe = 1 << cq->log_depth;
 	if (!udata)
 		return 0;
 	cq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &cq->qb, &key);
@@ -99,10 +103,14 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct vrnic_cq *cq = to_vcq(ibcq);
 	int err;
 
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_destroy_cq(dev, cq->cqn);
-	if (err && !vrnic_dead(dev))
+	if (err && !vrnic_dead(dev)) {
+		mutex_unlock(&dev->obj_xa_lock);
 		return err;
+	}
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
+	mutex_unlock(&dev->obj_xa_lock);
 	/* No event handler may still be looking at it. */
 	vrnic_eq_sync(dev, cq->eqn);
 	rdma_user_mmap_entry_remove(cq->mmap_entry);

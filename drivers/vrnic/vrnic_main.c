@@ -593,6 +593,7 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
+	mutex_init(&dev->obj_xa_lock);
 
 	err = vrnic_probe_dev(dev);
 	if (err)
@@ -618,6 +619,7 @@ err_dealloc:
 	xa_destroy(&dev->srq_xa);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
+	mutex_destroy(&dev->obj_xa_lock);
 	ib_dealloc_device(&dev->ibdev);
 err_disable:
 	pci_disable_device(pdev);
@@ -635,6 +637,7 @@ static void vrnic_remove(struct pci_dev *pdev)
 	xa_destroy(&dev->srq_xa);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
+	mutex_destroy(&dev->obj_xa_lock);
 	ib_dealloc_device(&dev->ibdev);
 	pci_disable_device(pdev);
 }

@@ -142,9 +142,12 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	p.recv_cqn = to_vcq(attr->recv_cq)->cqn;
 	p.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	p.max_inline = attr->cap.max_inline_data;
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_create_qp(dev, &p, &qp->qpn);
-	if (err)
+	if (err) {
+		mutex_unlock(&dev->obj_xa_lock);
 		goto err_free;
+	}
 	ibqp->qp_num = qp->qpn;
 	qp->state = IB_QPS_RESET;
 	qp->cap = attr->cap;
@@ -161,6 +164,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		qp->rq.log_stride = p.rq_log_stride;
 	}
 	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	mutex_unlock(&dev->obj_xa_lock);
 	if (err)
 		goto err_destroy;
 	if (!udata)
@@ -407,10 +411,14 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	int err;
 
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_destroy_qp(dev, qp->qpn);
-	if (err && !vrnic_dead(dev))
+	if (err && !vrnic_dead(dev)) {
+		mutex_unlock(&dev->obj_xa_lock);
 		return err;
+	}
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	mutex_unlock(&dev->obj_xa_lock);
 	vrnic_eq_sync(dev, 0);	/* no async event handler still has it */
 	rdma_user_mmap_entry_remove(qp->mmap_entry);
 	vrnic_reclaim_qbuf(dev, &qp->qb, err);
@@ -470,11 +478,15 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = vrnic_qbuf_alloc(dev, &srq->qb, npages);
 	if (err)
 		return err;
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_create_srq(dev, &srq->qb, to_vpd(ibsrq->pd)->pdn, log_depth,
 				   log_stride, attr->srq_limit, &srq->srqn);
-	if (err)
+	if (err) {
+		mutex_unlock(&dev->obj_xa_lock);
 		goto err_free;
+	}
 	err = xa_insert_irq(&dev->srq_xa, srq->srqn, srq, GFP_KERNEL);
+	mutex_unlock(&dev->obj_xa_lock);
 	if (err)
 		goto err_destroy;
 	srq->max_wr = 1U << log_depth;
@@ -553,10 +565,14 @@ int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	int err;
 
+	mutex_lock(&dev->obj_xa_lock);
 	err = vrnic_cmd_destroy_srq(dev, srq->srqn);
-	if (err && !vrnic_dead(dev))
+	if (err && !vrnic_dead(dev)) {
+		mutex_unlock(&dev->obj_xa_lock);
 		return err;
+	}
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	mutex_unlock(&dev->obj_xa_lock);
 	vrnic_eq_sync(dev, 0);
 	rdma_user_mmap_entry_remove(srq->mmap_entry);
 	vrnic_reclaim_qbuf(dev, &srq->qb, err);

@@ -15,6 +15,11 @@
  *                              itself through the GID, moves data with RDMA
  *                              WRITEs until then ("moving data" once it
  *                              does, "moved N bytes" at the end)
+ *   vrnic_uctx DEVICE --churn N
+ *                              N times: create a PD, MR, CQ, SRQ and QP,
+ *                              destroy them; "churned N" if every call
+ *                              worked.  Several at once race the device's
+ *                              reuse of freed object numbers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -141,6 +146,56 @@ static void release_objects(struct held *h)
 		ibv_destroy_comp_channel(h->channel);
 	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
 	free(h->buf);
+}
+
+/* Destroy what hold_objects() made; false if any destroy failed. */
+static bool destroy_objects(struct held *h)
+{
+	bool ok = true;
+
+	if (h->qp)
+		ok &= !ibv_destroy_qp(h->qp);
+	if (h->srq)
+		ok &= !ibv_destroy_srq(h->srq);
+	if (h->cq)
+		ok &= !ibv_destroy_cq(h->cq);
+	if (h->mr)
+		ok &= !ibv_dereg_mr(h->mr);
+	if (h->pd)
+		ok &= !ibv_dealloc_pd(h->pd);
+	if (h->channel)
+		ok &= !ibv_destroy_comp_channel(h->channel);
+	free(h->buf);
+	return ok;
+}
+
+static int churn(struct ibv_device *dev, int n)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	int i;
+
+	if (!ctx) {
+		printf("churn: ibv_open_device: %s\n", strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct held h = { 0 };
+		bool made, gone;
+
+		errno = 0;
+		made = hold_objects(ctx, &h);
+		if (!made)
+			printf("churn: round %d: create: %s\n", i + 1, strerror(errno));
+		gone = destroy_objects(&h);
+		if (!gone)
+			printf("churn: round %d: destroy: %s\n", i + 1, strerror(errno));
+		if (!made || !gone)
+			break;
+	}
+	ibv_close_device(ctx);
+	if (i == n)
+		printf("churned %d\n", n);
+	return i == n ? 0 : 1;
 }
 
 /* An RC QP on its own CQ, connected to itself through GID gid_index. */
@@ -293,11 +348,18 @@ int main(int argc, char **argv)
 	int i, n;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEVICE [--hold [GID_INDEX]]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEVICE [--hold [GID_INDEX] | --churn N]\n", argv[0]);
 		return 2;
 	}
 	list = ibv_get_device_list(&n);
 	dev = list ? find_device(list, argv[1]) : NULL;
+	if (argc > 3 && !strcmp(argv[2], "--churn")) {
+		int rc = dev ? churn(dev, atoi(argv[3])) : 1;
+
+		if (list)
+			ibv_free_device_list(list);
+		return rc;
+	}
 	if (argc > 2 && !strcmp(argv[2], "--hold")) {
 		int rc = dev ? hold(dev, argc > 3 ? atoi(argv[3]) : -1) : 1;
 
