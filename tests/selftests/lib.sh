@@ -88,6 +88,17 @@ wait_listening() {
 	return 1
 }
 
+# perftest_zero_figure RC ROW: a run whose every iteration completed
+# (exit status RC 0) but whose figure (the 4th field of its result row) is
+# 0.00 has a broken clock, not broken traffic: perftest times with the
+# CPU's cycle counter, and under TCG it has measured 0.00 MB/s (one guest,
+# ib_send_bw; and rxe client, vrnic server).  The caller runs it again.
+perftest_zero_figure() {
+	local f
+	read -r -a f <<<"$2"
+	[[ $1 == 0 && ${#f[@]} -ge 4 ]] && awk -v v="${f[3]}" 'BEGIN { exit !(v + 0 == 0) }'
+}
+
 # Retry a command until it succeeds: retry TRIES DELAY CMD...
 retry() {
 	local tries=$1 delay=$2 i

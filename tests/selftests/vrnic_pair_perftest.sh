@@ -27,16 +27,9 @@ result_row() { # file
 	awk '/#bytes/ { getline; print; exit }' "$1"
 }
 
-# A run whose every iteration completed (both sides exit 0) but whose
-# figure is 0.00 has a broken clock, not broken traffic: perftest times
-# with the CPU's cycle counter, and under TCG it once measured 0.00 MB/s
-# (rxe client, vrnic server).  The client says so through the run
+# A run whose every iteration completed but whose figure is 0.00
+# (perftest_zero_figure in lib.sh): the client says so through the run
 # directory and both sides run the case once more.
-zero_figure() { # rc row
-	local f
-	read -r -a f <<<"$2"
-	[[ $1 == 0 && ${#f[@]} -ge 4 ]] && awk -v v="${f[3]}" 'BEGIN { exit !(v + 0 == 0) }'
-}
 
 port=18900
 for server in "${servers[@]}"; do
@@ -49,7 +42,7 @@ for server in "${servers[@]}"; do
 			rc=$?
 			row=$(result_row "$pair_out")
 			again=$VRNIC_RUN_DIR/pair/perf-$port.again
-			[[ $pair_role == client && $attempt == 1 ]] && zero_figure "$rc" "$row" && : >"$again"
+			[[ $pair_role == client && $attempt == 1 ]] && perftest_zero_figure "$rc" "$row" && : >"$again"
 			pair_sync "perf-$port.verdict" 60
 			[[ -e $again ]] || break
 			echo "# $name: every iteration completed but perftest measured 0.00; once more"

@@ -3,7 +3,9 @@
 #
 # perftest, server and client in this guest, through the RoCEv2 GID: every
 # RC bandwidth and latency test, UD and UC sends, UC writes, and 16 QPs at
-# once.  Each must finish on both sides and report its numbers.
+# once.  Each must finish on both sides and report its numbers.  A run
+# whose every iteration completed but whose figure is 0.00 runs once more
+# (perftest_zero_figure in lib.sh: perftest's clock under TCG).
 source "$(dirname "$0")/lib.sh"
 require_vm
 
@@ -31,16 +33,14 @@ result_row() { # file
 	awk '/#bytes/ { getline; print; exit }' "$1"
 }
 
-port=18700
-for r in "${runs[@]}"; do
-	port=$((port + 1))
-	read -r -a cmd <<<"$r"
-	args=(-d "$VRNIC_IBDEV" -x "$VRNIC_GID_INDEX" -p "$port" -F)
-	timeout 180 "${cmd[@]}" "${args[@]}" >"$out/server" 2>&1 &
+# run_once CMD...: server and client; sets ok, src and row.
+run_once() {
+	local args=(-d "$VRNIC_IBDEV" -x "$VRNIC_GID_INDEX" -p "$port" -F) server
+	timeout 180 "$@" "${args[@]}" >"$out/server" 2>&1 &
 	server=$!
 	ok=
 	for _ in $(seq 30); do
-		timeout 180 "${cmd[@]}" "${args[@]}" 127.0.0.1 >"$out/client" 2>&1 && { ok=1; break; }
+		timeout 180 "$@" "${args[@]}" 127.0.0.1 >"$out/client" 2>&1 && { ok=1; break; }
 		grep -q "Couldn't connect\|Unable to open file descriptor for socket connection" \
 			"$out/client" || break
 		sleep 0.3
@@ -48,6 +48,17 @@ for r in "${runs[@]}"; do
 	wait "$server"
 	src=$?
 	row=$(result_row "$out/client")
+}
+
+port=18700
+for r in "${runs[@]}"; do
+	read -r -a cmd <<<"$r"
+	for attempt in 1 2; do
+		port=$((port + 1))
+		run_once "${cmd[@]}"
+		[[ $attempt == 1 && -n $ok && $src == 0 ]] && perftest_zero_figure 0 "$row" || break
+		echo "# $r: every iteration completed but perftest measured 0.00; once more"
+	done
 	# A row is: size, iterations, then numbers (bandwidth, rate or usec).
 	read -r -a f <<<"$row"
 	if [[ -n $ok && $src == 0 && ${#f[@]} -ge 4 && ${f[0]} =~ ^[0-9]+$ && ${f[1]} =~ ^[0-9]+$ ]] &&
