@@ -123,50 +123,36 @@ static bool hold_objects(struct ibv_context *ctx, struct held *h)
 	return !ibv_post_recv(h->qp, &wr, &bad) && !ibv_post_srq_recv(h->srq, &wr, &bad);
 }
 
-/* After the device is gone, destroying must not fail or crash. */
-static void release_objects(struct held *h)
-{
-	int rc[5] = { 0 };
-
-	if (h->tqp)
-		ibv_destroy_qp(h->tqp);
-	if (h->tcq)
-		ibv_destroy_cq(h->tcq);
-	if (h->qp)
-		rc[0] = ibv_destroy_qp(h->qp);
-	if (h->srq)
-		rc[1] = ibv_destroy_srq(h->srq);
-	if (h->cq)
-		rc[2] = ibv_destroy_cq(h->cq);
-	if (h->mr)
-		rc[3] = ibv_dereg_mr(h->mr);
-	if (h->pd)
-		rc[4] = ibv_dealloc_pd(h->pd);
-	if (h->channel)
-		ibv_destroy_comp_channel(h->channel);
-	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
-	free(h->buf);
-}
-
-/* Destroy what hold_objects() made; false if any destroy failed. */
-static bool destroy_objects(struct held *h)
+/*
+ * Destroy what hold_objects() (and traffic_qp()) made; rc gets the status
+ * of the QP, SRQ, CQ, MR and PD destroys.  False if any destroy failed.
+ */
+static bool destroy_objects(struct held *h, int rc[5])
 {
 	bool ok = true;
 
-	if (h->qp)
-		ok &= !ibv_destroy_qp(h->qp);
-	if (h->srq)
-		ok &= !ibv_destroy_srq(h->srq);
-	if (h->cq)
-		ok &= !ibv_destroy_cq(h->cq);
-	if (h->mr)
-		ok &= !ibv_dereg_mr(h->mr);
-	if (h->pd)
-		ok &= !ibv_dealloc_pd(h->pd);
+	if (h->tqp)
+		ok &= !ibv_destroy_qp(h->tqp);
+	if (h->tcq)
+		ok &= !ibv_destroy_cq(h->tcq);
+	rc[0] = h->qp ? ibv_destroy_qp(h->qp) : 0;
+	rc[1] = h->srq ? ibv_destroy_srq(h->srq) : 0;
+	rc[2] = h->cq ? ibv_destroy_cq(h->cq) : 0;
+	rc[3] = h->mr ? ibv_dereg_mr(h->mr) : 0;
+	rc[4] = h->pd ? ibv_dealloc_pd(h->pd) : 0;
 	if (h->channel)
 		ok &= !ibv_destroy_comp_channel(h->channel);
 	free(h->buf);
-	return ok;
+	return ok && !(rc[0] || rc[1] || rc[2] || rc[3] || rc[4]);
+}
+
+/* After the device is gone, destroying must not fail or crash. */
+static void release_objects(struct held *h)
+{
+	int rc[5];
+
+	destroy_objects(h, rc);
+	printf("destroyed: qp %d srq %d cq %d mr %d pd %d\n", rc[0], rc[1], rc[2], rc[3], rc[4]);
 }
 
 static int churn(struct ibv_device *dev, int n)
@@ -181,12 +167,13 @@ static int churn(struct ibv_device *dev, int n)
 	for (i = 0; i < n; i++) {
 		struct held h = { 0 };
 		bool made, gone;
+		int rc[5];
 
 		errno = 0;
 		made = hold_objects(ctx, &h);
 		if (!made)
 			printf("churn: round %d: create: %s\n", i + 1, strerror(errno));
-		gone = destroy_objects(&h);
+		gone = destroy_objects(&h, rc);
 		if (!gone)
 			printf("churn: round %d: destroy: %s\n", i + 1, strerror(errno));
 		if (!made || !gone)
