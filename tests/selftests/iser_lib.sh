@@ -89,7 +89,7 @@ iser_disk() {
 			echo "/dev/$disk"
 			return 0
 		fi
-		sleep 0.2
+		nap 0.2
 	done
 	return 1
 }

@@ -58,6 +58,17 @@ ktap_finish() {
 	[[ $ktap_fail == 0 ]]
 }
 
+# nap SECONDS: sleep without starting a process.  The polling loops here
+# wake every 0.1 s, and under TCG the fork and exec of sleep(1) costs the
+# guest about 90 ms of CPU: an external sleep would take half of the
+# guest's one CPU away from the work it waits for.  read times out on a
+# pipe of this shell's own, which no one writes to.
+nap_fd=
+nap() {
+	[[ -n $nap_fd ]] || exec {nap_fd}<> <(:)
+	read -rt "$1" -u "$nap_fd" || :
+}
+
 # The guest environment that scripts/vm-run provides.
 require_vm() {
 	if [[ -z ${VRNIC_IBDEV:-} || -z ${VRNIC_NETDEV:-} ]]; then
@@ -83,7 +94,7 @@ wait_listening() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		ss -Hln "sport = :$1" | grep -q . && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -105,7 +116,7 @@ retry() {
 	shift 2
 	for ((i = 0; i < tries; i++)); do
 		"$@" && return 0
-		sleep "$delay"
+		nap "$delay"
 	done
 	return 1
 }
@@ -125,7 +136,7 @@ host_request() {
 			[[ $out != error:* ]]
 			return
 		fi
-		sleep 0.1
+		nap 0.1
 	done
 	echo "error: the host did not answer"
 	return 1
@@ -163,7 +174,7 @@ pair_sync() {
 	: >"$dir/$1.$n.$VRNIC_VM"
 	for ((i = 0; i < limit; i++)); do
 		[[ -e $dir/$1.$n.${pair_peer:-$((1 - VRNIC_VM))} ]] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	echo "# the peer guest never reached $1"
 	return 1
@@ -186,15 +197,28 @@ all_sync() {
 			[[ -e $dir/all-$1.$n.$g ]] || missing=1
 		done
 		[[ -z $missing ]] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	echo "# not every guest reached $1"
 	return 1
 }
 
-# Listening TCP sockets and rdma_cm IDs.
+# pair_listeners: set pair_nlisten to the number of listening TCP sockets
+# and rdma_cm IDs.  It runs every 0.1 s while a server starts, in the
+# server's guest, so TCP's come from /proc/net without a process; only
+# rdma(8) costs one.
+pair_nlisten=0
 pair_listeners() {
-	echo $(($(ss -Hltn 2>/dev/null | wc -l) + $(rdma res show cm_id 2>/dev/null | grep -c LISTEN)))
+	local f state line n=0
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ _ _ state _; do
+			[[ $state == 0A ]] && n=$((n + 1))
+		done <"$f"
+	done
+	while read -r line; do
+		[[ $line == *LISTEN* ]] && n=$((n + 1))
+	done < <(rdma res show cm_id 2>/dev/null)
+	pair_nlisten=$n
 }
 
 # pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
@@ -230,16 +254,18 @@ pair_run() {
 	for ((try = 0; try < tries; try++)); do
 		if [[ $pair_role == server ]]; then
 			local before pid i
-			before=$(pair_listeners)
+			pair_listeners
+			before=$pair_nlisten
 			timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
 			pid=$!
 			# Ready once it listens: on a TCP port (the verbs examples
 			# and perftest exchange over TCP) or an rdma_cm ID.
 			for ((i = 0; i < 300; i++)); do
-				(($(pair_listeners) > before)) && break
+				pair_listeners
+				((pair_nlisten > before)) && break
 				[[ -n ${pair_ready:-} ]] && grep -Eq "$pair_ready" "$pair_out" && break
 				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
+				nap 0.1
 			done
 			pair_sync "$name.ready" "$secs" >/dev/null
 			# Until the client's verdict, or our server ends.
@@ -248,7 +274,7 @@ pair_run() {
 				[[ -e $tag.again.$try ]] && verdict=again && break
 				[[ -e $tag.over.$try ]] && verdict=over && break
 				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
+				nap 0.1
 			done
 			if [[ $verdict == again ]]; then
 				kill "$pid" 2>/dev/null
@@ -261,7 +287,7 @@ pair_run() {
 			# for another attempt.
 			for ((i = 0; i < secs * 10; i++)); do
 				[[ -e $tag.again.$try || -e $tag.over.$try ]] && break
-				sleep 0.1
+				nap 0.1
 			done
 			[[ -e $tag.again.$try ]] && continue
 			break
@@ -272,7 +298,7 @@ pair_run() {
 			if ((pair_rc != 0 && try + 1 < tries)) && grep -Eq "$refused" "$pair_out"; then
 				: >"$tag.again.$try"
 				echo "# $name: refused ($(grep -Eom1 "$refused" "$pair_out")); both sides start again"
-				sleep 0.5
+				nap 0.5
 				continue
 			fi
 			: >"$tag.over.$try"

@@ -67,7 +67,7 @@ nvmeof_devices() {
 				return 0
 			fi
 		done
-		sleep 0.2
+		nap 0.2
 	done
 	return 1
 }
@@ -199,7 +199,7 @@ nvmeof_link_pull() {
 	for ((try = 0; try < 250; try++)); do
 		state=$(cat /sys/class/nvme/nvme*/state 2>/dev/null)
 		[[ $state == live ]] && break
-		sleep 0.2
+		nap 0.2
 	done
 	if [[ $state != live && $VRNIC_ROLE == rxe ]] && deaf=$(nvmeof_rxe_gsi_deaf); then
 		# The controller can never come back.  nvme disconnect waits
@@ -219,7 +219,7 @@ nvmeof_link_pull() {
 		for ((try = 0; try < 150; try++)); do
 			state=$(cat /sys/class/nvme/nvme*/state 2>/dev/null)
 			[[ $state == live ]] && break
-			sleep 0.2
+			nap 0.2
 		done
 		local took reconnects
 		took=$(grep -Eo 'run=[0-9]+-?[0-9]*msec' "$out" | head -n 1)

@@ -71,7 +71,7 @@ srp_disk() {
 				[[ -b /dev/${dev##*/} ]] && echo "/dev/${dev##*/}" && return 0
 			done
 		done
-		sleep 0.2
+		nap 0.2
 	done
 	return 1
 }
@@ -85,7 +85,7 @@ srp_add_target() {
 	for ((try = 0; try < 50; try++)); do
 		out=$(echo "id_ext=$2,ioc_guid=$2,dest=$1:$srp_port" 2>&1 >"$h/add_target") && break
 		[[ $out == *"File exists"* ]] || break
-		sleep 0.2
+		nap 0.2
 	done
 	[[ -z $out ]] || rc=1
 	srp_dev=$(srp_disk) || rc=1
@@ -105,7 +105,7 @@ srp_delete() {
 	for ((try = 0; try < 100; try++)); do
 		compgen -G '/sys/class/srp_remote_ports/port-*' >/dev/null ||
 			[[ -e /sys/class/scsi_host/host${hosts[0]} ]] || break
-		sleep 0.2
+		nap 0.2
 	done
 	[[ $rc == 0 && ! -e /sys/class/scsi_host/host${hosts[0]} ]] &&
 		! compgen -G '/sys/class/srp_remote_ports/port-*' >/dev/null

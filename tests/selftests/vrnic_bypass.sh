@@ -23,7 +23,7 @@ for _ in $(seq 30); do
 	timeout 300 strace -f -c -o "$out/strace" ib_write_bw "${args[@]}" 127.0.0.1 \
 		>"$out/client" 2>&1 && { ok=1; break; }
 	grep -q "Couldn't connect\|Unable to open file descriptor" "$out/client" || break
-	sleep 0.3
+	nap 0.3
 done
 wait "$server"
 src=$?

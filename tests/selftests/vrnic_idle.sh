@@ -24,7 +24,7 @@ run_pair() { # port, tool args...
 		timeout 120 "$@" -d "$VRNIC_IBDEV" -x "$VRNIC_GID_INDEX" -p "$port" 127.0.0.1 \
 			>"$out/client" 2>&1 && { ok=0; break; }
 		grep -q "Couldn't connect\|Unable to open file descriptor" "$out/client" || break
-		sleep 0.3
+		nap 0.3
 	done
 	wait "$server" || ok=1
 	return $ok

@@ -52,7 +52,7 @@ tx0=$(hw_counter tx_packets)
 moving=
 for _ in $(seq 100); do
 	(($(hw_counter tx_packets) - tx0 > 1000)) && { moving=1; break; }
-	sleep 0.1
+	nap 0.1
 done
 mid_res=$(res_counts)
 mid_pin=$(pinned)
@@ -68,7 +68,7 @@ wait 2>/dev/null
 # Teardown of a killed process's uverbs file is asynchronous: give it time.
 for _ in $(seq 100); do
 	[[ $(res_counts) == "$res0" && $(dev_counts) == "$dev0" && $(pinned) == "$pin0" ]] && break
-	sleep 0.1
+	nap 0.1
 done
 res1=$(res_counts)
 dev1=$(dev_counts)
@@ -87,7 +87,7 @@ for _ in $(seq 30); do
 	timeout 60 ib_write_bw -d "$VRNIC_IBDEV" -x "$VRNIC_GID_INDEX" -p 18812 -n 200 127.0.0.1 \
 		>"$out/c2" 2>&1 && { ok=0; break; }
 	grep -q "Couldn't connect\|Unable to open file descriptor" "$out/c2" || break
-	sleep 0.3
+	nap 0.3
 done
 wait "$s2" || ok=1
 ktap_check "a new ib_write_bw runs afterwards" "$ok" "$(tail -n 5 "$out/c2")"

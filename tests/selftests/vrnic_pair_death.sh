@@ -28,7 +28,7 @@ if [[ $VRNIC_VM == 0 ]]; then
 		base=$(hw_counter tx_packets)
 		for ((i = 0; i < 900; i++)); do
 			(($(hw_counter tx_packets) > base + 2000)) && break
-			sleep 0.1
+			nap 0.1
 		done
 		host_request kill-vrnicd 1 >"$VRNIC_RUN_DIR/death-kill.log"
 	) &

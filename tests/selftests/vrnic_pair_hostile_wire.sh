@@ -52,7 +52,7 @@ retry 600 0.1 flowing $(($(hw_counter rx_packets) + 500))
 read -r qpn rkey addr <"$tmp/canary"
 for ((try = 0; try < 50; try++)); do
 	answer=$(host_request inject-wire "$qpn" "$rkey" "$addr" "$count") && break
-	sleep 0.2
+	nap 0.2
 done
 wait "$srv"
 src=$?

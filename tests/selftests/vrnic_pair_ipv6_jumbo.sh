@@ -34,7 +34,7 @@ gid_index() {
 			[[ $(cat "$g" 2>/dev/null) == "$1" ]] || continue
 			[[ $(cat "$port/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] && { echo "$i"; return 0; }
 		done
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -44,7 +44,7 @@ mtu=
 for _ in $(seq 50); do
 	mtu=$(ibv_devinfo -d "$VRNIC_IBDEV" | awk '/active_mtu/ { print $2; exit }')
 	[[ $mtu == 4096 ]] && break
-	sleep 0.1
+	nap 0.1
 done
 [[ $mtu == 4096 ]]
 ktap_check "$VRNIC_NETDEV MTU 9000: $VRNIC_IBDEV active_mtu $mtu" $?

@@ -19,7 +19,7 @@ command -v tshark >/dev/null || { echo "1..0 # SKIP tshark is not installed (mak
 ktap_plan 4
 
 # vrnicd flushes the capture every 100 ms, in whole records.
-settle() { sleep 0.5; stat -c %s "$cap"; }
+settle() { nap 0.5; stat -c %s "$cap"; }
 pair_sync pcap.quiet || true
 start=$(settle)
 retx0=$(hw_counter retransmits)

@@ -43,7 +43,7 @@ run_once() {
 		timeout 180 "$@" "${args[@]}" 127.0.0.1 >"$out/client" 2>&1 && { ok=1; break; }
 		grep -q "Couldn't connect\|Unable to open file descriptor for socket connection" \
 			"$out/client" || break
-		sleep 0.3
+		nap 0.3
 	done
 	wait "$server"
 	src=$?

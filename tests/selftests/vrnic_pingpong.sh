@@ -29,7 +29,7 @@ for tool in "${tools[@]}"; do
 		for _ in $(seq 30); do
 			timeout 120 "$tool" "${args[@]}" 127.0.0.1 >"$out/client" 2>&1 && { ok=1; break; }
 			grep -q "Couldn't connect" "$out/client" || break
-			sleep 0.3
+			nap 0.3
 		done
 		wait "$server"
 		src=$?

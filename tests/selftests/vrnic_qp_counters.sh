@@ -51,7 +51,7 @@ qp_of() {
 print(' '.join(str(x['lqpn']) for x in json.load(sys.stdin)
       if x.get('pid') == $1 and x.get('state') == 'RTS'))")
 		[[ -n $q ]] && { echo "$q"; return 0; }
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }

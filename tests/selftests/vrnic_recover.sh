@@ -66,7 +66,7 @@ heard_fatal() {
 	for ((i = 0; i < 150; i++)); do
 		grep -q "event IBV_EVENT_DEVICE_FATAL" "$tmp/$1" && grep -q "cq wait returned" "$tmp/$1" &&
 			grep -q closed "$tmp/$1" && break
-		sleep 0.1
+		nap 0.1
 	done
 	fatal_s=$((SECONDS - $2))
 	grep -q closed "$tmp/$1" && ((fatal_s <= 10))
@@ -134,7 +134,7 @@ kill_mid_transfer() { # NAME
 	local i
 	for ((i = 0; i < 150; i++)); do
 		kill -0 "$xfer_cli" 2>/dev/null || kill -0 "$xfer_srv" 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	apps_s=$((SECONDS - t0))
 	wait "$xfer_cli"
