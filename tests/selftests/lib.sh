@@ -362,9 +362,9 @@ disk_verify() {
 		return
 	fi
 	fio_verify randwrite-4k "$1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
-		--size=16M --offset_increment=16M
-	fio_verify seq-128k "$1" --rw=write --bs=128k --iodepth=8 --size=32M --offset=64M
-	fio_verify seq-1m "$1" --rw=write --bs=1M --iodepth=4 --size=64M --offset=128M
+		--size=8M --offset_increment=8M
+	fio_verify seq-128k "$1" --rw=write --bs=128k --iodepth=8 --size=16M --offset=64M
+	fio_verify seq-1m "$1" --rw=write --bs=1M --iodepth=4 --size=32M --offset=128M
 }
 
 # disk_verify_again DEV: after a new login, 4 KiB random reads and writes;

@@ -108,10 +108,10 @@ nvmeof_host_run() {
 		ns1=$(head -n 1 <<<"$devs")
 		ns2=$(tail -n 1 <<<"$devs")
 		fio_verify randwrite-4k "$ns1" --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 \
-			--size=16M --offset_increment=16M
-		fio_verify seq-128k "$ns2" --rw=write --bs=128k --iodepth=8 --size=32M
-		fio_verify seq-1m "$ns1" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
-		fio_verify seq-1m "$ns2" --rw=write --bs=1M --iodepth=4 --size=32M --offset=64M
+			--size=8M --offset_increment=8M
+		fio_verify seq-128k "$ns2" --rw=write --bs=128k --iodepth=8 --size=16M
+		fio_verify seq-1m "$ns1" --rw=write --bs=1M --iodepth=4 --size=16M --offset=64M
+		fio_verify seq-1m "$ns2" --rw=write --bs=1M --iodepth=4 --size=16M --offset=64M
 	else
 		for n in 1 2 3 4; do ktap_skip "fio $n" "no namespaces"; done
 	fi
