@@ -28,7 +28,9 @@ fi_last_row() {
 }
 
 # A failure names its cause on the result line itself (the exit status and
-# the first line that speaks of an error), for logs that keep only that.
+# the first line that speaks of an error), for logs that keep only that;
+# its diagnostics are every line of both sides but the result rows (a
+# client that exits 1 after its last row has printed only a backtrace).
 fi_check() {
 	local name=$1 out=$2 rc=$3 where=${4:-} row why
 	row=$(fi_last_row "$out")
@@ -37,6 +39,6 @@ fi_check() {
 		ktap_ok "fi_pingpong -c $name$where: $row"
 	else
 		ktap_not_ok "fi_pingpong -c $name$where: ${row:-no result}; exit $rc${why:+; $why}" \
-			"$(tail -n 12 <<<"$out")"
+			"$(grep -vE '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+ ' <<<"$out" | head -n 30)"
 	fi
 }
