@@ -153,7 +153,21 @@ host_request() {
 
 # A hardware counter of this port: hw_counter NAME
 hw_counter() {
-	cat "/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters/$1"
+	local v
+	read -r v <"/sys/class/infiniband/$VRNIC_IBDEV/ports/1/hw_counters/$1" || return
+	echo "$v"
+}
+
+# file_has PREFIX FILE: FILE has a line that starts with PREFIX.  For
+# polling a process's output: grep(1) every 0.05 s would cost the guest a
+# process each time.
+file_has() {
+	local line
+	[[ -r $2 ]] || return 1
+	while IFS= read -r line; do
+		[[ $line == "$1"* ]] && return 0
+	done <"$2"
+	return 1
 }
 
 # Two-guest tests (scripts/vm-run --vms 2): both guests run the same test
