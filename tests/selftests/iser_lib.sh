@@ -12,6 +12,16 @@
 # guest's root is the host's, read-only: targetcli keeps its preferences
 # in /tmp and saves nothing, open-iscsi's database goes on tmpfs, and the
 # test starts iscsid itself.
+#
+# An rxe initiator can fail on its own: Linux 6.1's rxe runs a finished
+# local work request again when it retransmits.  req_retry() moves the
+# requester back to the send queue's consumer index, and rxe_requester()
+# hands whatever work request it finds there to rxe_do_local_ops(),
+# finished or not.  iSER posts a REG_MR before each command's SEND, so a
+# retransmitted SEND (after an ACK timeout or an RNR NAK) registers a
+# valid MR again: "rxe_reg_fast_mr: mr->lkey = ... not free", the QP
+# fails, and rxe's MR cleanup warns later.  The pair test prints both
+# sides' NAK and retransmission counters after each round.
 
 iser_iqn=iqn.2026-12.org.vrnic:iser-test
 iser_port=3260

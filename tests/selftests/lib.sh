@@ -158,6 +158,22 @@ hw_counter() {
 	echo "$v"
 }
 
+# transport_counters: the port's transport counters that are not zero,
+# as "name=value ..." (vrnic's and rxe's names differ): NAKs sent and
+# received, retransmissions, duplicates.
+transport_counters() {
+	local f v out=
+	for f in /sys/class/infiniband/"$VRNIC_IBDEV"/ports/1/hw_counters/*; do
+		case ${f##*/} in
+		*rnr* | *seq* | *retr* | *dup* | *out_of* | *nak*) ;;
+		*) continue ;;
+		esac
+		read -r v <"$f" 2>/dev/null || continue
+		[[ $v == 0 ]] || out+="${f##*/}=$v "
+	done
+	echo "${out:-none}"
+}
+
 # file_has PREFIX FILE: FILE has a line that starts with PREFIX.  For
 # polling a process's output: grep(1) every 0.05 s would cost the guest a
 # process each time.
