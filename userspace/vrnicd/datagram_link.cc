@@ -109,10 +109,17 @@ bool DatagramLink::open_udp(const std::string& local, const std::string& remote,
     *err = std::string("UDP socket: ") + std::strerror(errno);
     return false;
   }
-  // Room for bursts: a 64 KiB message is dozens of frames at once.
-  const int bufsz = 4 << 20;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+  // Room for bursts, as a NIC's receive ring has: a 64 KiB message is
+  // dozens of frames at once, and a slow peer takes them late.  The
+  // default (net.core.rmem_default, 208 KiB) holds some 25 jumbo frames;
+  // beyond net.core.rmem_max only with CAP_NET_ADMIN.
+  const int bufsz = 16 << 20;
+  if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) != 0) {
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+  }
+  if (::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) != 0) {
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+  }
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&laddr), llen) != 0) {
     *err = "udp: bind " + local + ": " + std::strerror(errno);
