@@ -112,7 +112,7 @@ iser_login() {
 	transport=$(iscsiadm -m session -P 1 2>/dev/null | awk '/Iface Transport:/ { print $3 }')
 	[[ $rc == 0 && $transport == iser ]]
 	ktap_check "$2: ${iser_dev:-no disk}, transport ${transport:-none}" $? "$out" \
-		"$(dmesg | tail -n 20)"
+		"$(dmesg | tail -n 20)" "iscsid: $(grep -v '^iscsid: poll' "$iser_iscsid_log" | tail -n 25)"
 }
 
 iser_logout() {
@@ -130,7 +130,8 @@ iser_initiator_run() {
 	ktap_check "initiator: iscsid running, ib_iser loaded" $rc "$out"
 	out=$(iscsiadm -m discovery -t st -p "$addr:$iser_port" -I iser 2>&1)
 	grep -q "$addr:$iser_port,1 $iser_iqn" <<<"$out"
-	ktap_check "iscsiadm -m discovery -I iser -p $addr: $iser_iqn" $? "$out" "$(dmesg | tail -n 20)"
+	ktap_check "iscsiadm -m discovery -I iser -p $addr: $iser_iqn" $? "$out" "$(dmesg | tail -n 20)" \
+		"iscsid: $(grep -v '^iscsid: poll' "$iser_iscsid_log" | tail -n 25)"
 
 	iser_login "$addr" "login over iSER"
 	disk_verify "$iser_dev"
