@@ -73,11 +73,29 @@ nfsrdma_mount() {
 	timeout 120 mount -t nfs -o "rdma,port=$nfsrdma_port,vers=4.2" "$1:/" "$nfsrdma_mnt" 2>&1
 }
 
+# The client's RPC-over-RDMA connects and disconnects, and rdma_cm's
+# events under them, in the trace buffer: a mount that connected twice
+# shows why.
+nfsrdma_trace=/sys/kernel/tracing
+nfsrdma_trace_events=(rpcrdma/xprtrdma_op_connect rpcrdma/xprtrdma_connect
+	rpcrdma/xprtrdma_disconnect ib_cma/cm_event_handler)
+
+nfsrdma_trace_conn() { # 1 (clear, on) or 0 (off)
+	local e
+	mountpoint -q $nfsrdma_trace || mount -t tracefs none $nfsrdma_trace || return 0
+	[[ $1 == 1 ]] && : >$nfsrdma_trace/trace
+	for e in "${nfsrdma_trace_events[@]}"; do
+		[[ -e $nfsrdma_trace/events/$e/enable ]] && echo "$1" >"$nfsrdma_trace/events/$e/enable"
+	done
+	return 0
+}
+
 # nfsrdma_client_run ADDR SUMS: mount ADDR's export, write the files,
 # remount, read them back; SUMS gets the sums of what was written.
 nfsrdma_client_run() {
 	local addr=$1 sums=$2 out rc=0 opts i xprt
 	modprobe rpcrdma
+	nfsrdma_trace_conn 1
 	mkdir -p "$nfsrdma_mnt"
 	out=$(nfsrdma_mount "$addr") || rc=1
 	opts=$(awk -v m="$nfsrdma_mnt" '$2 == m { print $4 }' /proc/mounts)
@@ -119,9 +137,11 @@ nfsrdma_client_run() {
 	bytes=$(awk '$1 == "READ:" { print $6 }' <<<"$out")
 	[[ $xprt == "rdma 1" && ${bytes:-0} -ge $((nfsrdma_files * nfsrdma_file_mib << 20)) ]]
 	ktap_check "the second mount read $((${bytes:-0} >> 20)) MiB in ${reads:-0} READs over one RDMA connection" \
-		$? "$out"
+		$? "xprt: $(awk '$1 == "xprt:"' <<<"$out") (rdma srcport bind_count connect_count ...)" \
+		"$(grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | tail -n 30)" "$(head -n 12 <<<"$out")"
 	out=$(umount "$nfsrdma_mnt" 2>&1)
 	ktap_check "umount" $? "$out"
+	nfsrdma_trace_conn 0
 }
 
 # nfsrdma_no_trouble MARK WHO: no RPC-over-RDMA errors and no kernel
