@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "log.h"
 
@@ -114,11 +115,11 @@ bool DatagramLink::open_udp(const std::string& local, const std::string& remote,
   // default (net.core.rmem_default, 208 KiB) holds some 25 jumbo frames;
   // beyond net.core.rmem_max only with CAP_NET_ADMIN.
   const int bufsz = 16 << 20;
-  if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) != 0) {
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-  }
-  if (::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) != 0) {
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+  for (const auto& [force, plain] :
+       {std::pair{SO_RCVBUFFORCE, SO_RCVBUF}, std::pair{SO_SNDBUFFORCE, SO_SNDBUF}}) {
+    if (::setsockopt(fd.get(), SOL_SOCKET, force, &bufsz, sizeof(bufsz)) != 0) {
+      ::setsockopt(fd.get(), SOL_SOCKET, plain, &bufsz, sizeof(bufsz));
+    }
   }
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&laddr), llen) != 0) {
