@@ -43,12 +43,14 @@ nfsrdma_server_setup() {
 			rpcbind -w && exportfs -ra && rpc.mountd -N 3 && rpc.nfsd -N 3 4 &&
 			echo "rdma $nfsrdma_port" >/proc/fs/nfsd/portlist
 	} 2>&1) || rc=1
+	nfsrdma_trace_on 1 "${nfsrdma_server_events[@]}"
 	ports=$(sort -u /proc/fs/nfsd/portlist 2>/dev/null | tr '\n' ' ')
 	[[ $rc == 0 && $ports == *"rdma $nfsrdma_port"* ]]
 	ktap_check "server: nfsd on $1, portlist ${ports% }" $? "$out" "$(dmesg | tail -n 20)"
 }
 
 nfsrdma_server_teardown() {
+	nfsrdma_trace_on 0 "${nfsrdma_server_events[@]}"
 	rpc.nfsd 0 2>/dev/null
 	exportfs -ua 2>/dev/null
 	pkill -x rpc.mountd
@@ -67,6 +69,7 @@ nfsrdma_server_check() {
 	local out
 	out=$(cd "$nfsrdma_export" && md5sum -c --quiet "$1" 2>&1)
 	ktap_check "server: the $nfsrdma_files files on its disk have the client's sums" $? "$out"
+	ktap_diag "server: $(nfsrdma_quiet_spell 20)"
 }
 
 nfsrdma_mount() {
@@ -75,19 +78,56 @@ nfsrdma_mount() {
 
 # The client's RPC-over-RDMA connects and disconnects, and rdma_cm's
 # events under them, in the trace buffer: a mount that connected twice
-# shows why.
+# shows why.  Each RPC's Send and its reply's receive completion go there
+# too (a few thousand events, which the 4 MiB buffer holds), and so, on
+# the server, do svcrdma's receive completions and Sends: an RPC left
+# unanswered until the client's timeout shows as a quiet spell, and the
+# events around it say which side went quiet.
 nfsrdma_trace=/sys/kernel/tracing
 nfsrdma_trace_events=(rpcrdma/xprtrdma_op_connect rpcrdma/xprtrdma_connect
-	rpcrdma/xprtrdma_disconnect ib_cma/cm_event_handler)
+	rpcrdma/xprtrdma_disconnect ib_cma/cm_event_handler
+	rpcrdma/xprtrdma_post_send rpcrdma/xprtrdma_wc_receive)
+nfsrdma_server_events=(rpcrdma/svcrdma_wc_recv rpcrdma/svcrdma_post_send)
 
 nfsrdma_trace_conn() { # 1 (clear, on) or 0 (off)
-	local e
+	nfsrdma_trace_on "$1" "${nfsrdma_trace_events[@]}"
+}
+
+# nfsrdma_trace_on 1|0 EVENT...: enable (after clearing the buffer) or
+# disable the trace events.
+nfsrdma_trace_on() {
+	local e on=$1
+	shift
 	mountpoint -q $nfsrdma_trace || mount -t tracefs none $nfsrdma_trace || return 0
-	[[ $1 == 1 ]] && : >$nfsrdma_trace/trace
-	for e in "${nfsrdma_trace_events[@]}"; do
-		[[ -e $nfsrdma_trace/events/$e/enable ]] && echo "$1" >"$nfsrdma_trace/events/$e/enable"
+	if [[ $on == 1 ]]; then
+		: >$nfsrdma_trace/trace
+		echo 4096 >$nfsrdma_trace/buffer_size_kb
+	fi
+	for e in "$@"; do
+		[[ -e $nfsrdma_trace/events/$e/enable ]] && echo "$on" >"$nfsrdma_trace/events/$e/enable"
 	done
 	return 0
+}
+
+# nfsrdma_quiet_spell [SECONDS]: the longest time between two events in
+# the trace buffer; with SECONDS, the events around it too if it lasted
+# that long.
+nfsrdma_quiet_spell() {
+	grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | awk -v show="${1:-0}" '
+		{
+			t = -1
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = substr($i, 1, length($i) - 1) + 0; break }
+			if (t < 0) next
+			n++; line[n] = $0; ts[n] = t
+			if (n > 1 && t - ts[n - 1] > gap) { gap = t - ts[n - 1]; at = n }
+		}
+		END {
+			if (!at) { print "the trace holds fewer than two events"; exit }
+			printf "longest quiet spell in the trace: %.1f s (of %d events)\n", gap, n
+			if (show > 0 && gap >= show)
+				for (i = at - 6; i < at + 4 && i <= n; i++) if (i >= 1) print line[i]
+		}'
 }
 
 # nfsrdma_client_run ADDR SUMS: mount ADDR's export, write the files,
@@ -138,7 +178,9 @@ nfsrdma_client_run() {
 	[[ $xprt == "rdma 1" && ${bytes:-0} -ge $((nfsrdma_files * nfsrdma_file_mib << 20)) ]]
 	ktap_check "the second mount read $((${bytes:-0} >> 20)) MiB in ${reads:-0} READs over one RDMA connection" \
 		$? "xprt: $(awk '$1 == "xprt:"' <<<"$out") (rdma srcport bind_count connect_count ...)" \
-		"$(grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | tail -n 30)" "$(head -n 12 <<<"$out")"
+		"$(nfsrdma_quiet_spell 1)" \
+		"$(grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | grep -Ev 'post_send|wc_receive|svcrdma' | tail -n 20)" \
+		"$(head -n 12 <<<"$out")"
 	out=$(umount "$nfsrdma_mnt" 2>&1)
 	ktap_check "umount" $? "$out"
 	nfsrdma_trace_conn 0
