@@ -177,7 +177,7 @@ iser_discover() {
 			rc=0
 			break
 		fi
-		iser_out+=$'\n'$(grep -v '^iscsiadm: in ' "$err" | tail -n 30)
+		iser_out+=$'\n'$(tail -n 30 "$err")
 		if ! grep -q 'Discovery session to .* timed out' "$err" ||
 			! grep -q 'expecting event [0-9]*, got 101, handling' "$err"; then
 			break
