@@ -37,11 +37,12 @@ guide_block() {
 	' "$guide"
 }
 
-# guide_run NAME: run NAME's block in this guest, its output in guide_out;
-# its exit status.
+# guide_run NAME [FROM]: run NAME's block in this guest (from its first
+# line that matches the regex FROM on), its output in guide_out; its exit
+# status.
 guide_run() {
 	local block
-	block=$(guide_block "$1")
+	block=$(guide_block "$1" | sed -n "/${2:-.}/,\$p")
 	if [[ -z $block ]]; then
 		echo "no block marked '.. guide-test: $1' in $guide" >"$guide_out"
 		return 1
@@ -106,6 +107,8 @@ else
 		grep -q "NQN:$nqn disconnected 1 controller" "$guide_out"
 	guide_check "nvmeof-host vm1" $? "discover, connect, fio verify, disconnect"
 	pair_sync guide-nvmeof-done 120
+	# Still connected if the block stopped early.
+	nvme disconnect -n "$nqn" >/dev/null 2>&1
 	modprobe -r nvme-rdma
 	ktap_check "nvme-rdma unloaded" $?
 fi
@@ -138,13 +141,13 @@ else
 	[[ $rc == 0 ]] && grep -qP '^\txprt:\trdma ' "$guide_out"
 	guide_check "nfs-client vm1" $? "$(grep -m1 -o 'xprt:.rdma' "$guide_out")"
 	head -c 32M /dev/urandom >/tmp/guide.bin
-	cp /tmp/guide.bin /tmp/mnt/guide.bin && sync &&
+	mountpoint -q /tmp/mnt && cp /tmp/guide.bin /tmp/mnt/guide.bin && sync &&
 		md5sum /tmp/guide.bin >"$VRNIC_RUN_DIR/guide-nfs.md5"
 	ktap_check "client: 32 MiB written through the mount" $?
 	pair_sync guide-nfs-written 120
 	# Before the server stops.
-	umount /tmp/mnt && rmdir /tmp/mnt
-	rm -f /tmp/guide.bin
+	umount /tmp/mnt
+	rm -rf /tmp/mnt /tmp/guide.bin
 	pair_sync guide-nfs-done 120
 fi
 
@@ -158,7 +161,7 @@ if [[ $VRNIC_VM == 0 ]]; then
 	guide_check "iser-target vm0" $? "iSER portal $VRNIC_IP:3260"
 	pair_sync guide-iser 120
 	pair_sync guide-iser-done 300
-	targetcli clearconfig confirm=True >/dev/null
+	TARGETCLI_HOME=/tmp/targetcli targetcli clearconfig confirm=True >/dev/null
 	rmdir /sys/kernel/config/target/iscsi
 	modprobe -r ib_isert iscsi_target_mod target_core_mod 2>/dev/null
 	kill "$(</run/dbus/pid)" && rm -f /run/dbus/pid /run/dbus/system_bus_socket
@@ -170,9 +173,7 @@ else
 	if [[ $rc != 0 ]] && grep -q 'Discovery session to .* timed out' "$guide_out"; then
 		again=", the discovery run again as the guide says"
 		cp "$guide_out" /tmp/guide-iser-first
-		iscsiadm -k 0
-		umount /etc/iscsi
-		guide_run "iser-initiator vm1"
+		guide_run "iser-initiator vm1" '^iscsiadm -m discovery'
 		rc=$?
 	fi
 	[[ $rc == 0 ]] && grep -q "^Login to .*$iqn.* successful" "$guide_out" &&
@@ -180,6 +181,8 @@ else
 		grep -q "^Logout of .*$iqn.* successful" "$guide_out"
 	guide_check "iser-initiator vm1" $? "discovery, login, $(grep -m1 -o 'Attached scsi disk sd[a-z]*' "$guide_out"), logout$again"
 	pair_sync guide-iser-done 120
+	# Still logged in if the block stopped early.
+	iscsiadm -m node -u >/dev/null 2>&1
 	iscsiadm -m node -o delete
 	iscsiadm -k 0
 	umount /etc/iscsi
