@@ -5,6 +5,8 @@
 # strace -f -c, take at least 100 times fewer system calls than WRs (the
 # count includes all of perftest's own setup).  And the device is woken by
 # doorbells far less often than it is given work.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 

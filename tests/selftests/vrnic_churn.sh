@@ -7,6 +7,8 @@
 # vrnic.ko kept a DESTROY and the removal of its table entry together, a
 # CREATE could get that number while the entry was still there, and
 # failed with EBUSY (UCX's ibv_create_cq, server and client in one guest).
+# boots: one
+# tags: verbs
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -6,6 +6,8 @@
 # served by a foreign ivshmem server, and one whose BAR2 carries a stale
 # vrnic signature with no vrnicd behind it.  The driver must decline all
 # three with a clear message, bind the real one, and keep the guest healthy.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -4,6 +4,9 @@
 # ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
 # layer and port state, every limit the device reports (compared with what
 # vrnicd says it serves), and the RoCEv2 GID of the NIC's IPv4 address.
+# boots: one
+# tags: smoke device stack
+# order: 10
 source "$(dirname "$0")/lib.sh"
 require_vm
 

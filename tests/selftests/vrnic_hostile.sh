@@ -9,6 +9,8 @@
 # READY and serve the good process intact, every bad WQE must complete with
 # an error and a vendor error, the refusals must be counted, vrnicd's own
 # memory must stay bounded, and dmesg clean.
+# boots: one
+# tags: device slow
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -7,6 +7,8 @@
 #    /proc/PID/stat over 5 s, after 1 s of quiet, at our request);
 #  - under ib_write_lat, doorbell writes are far fewer than WRs: the
 #    device polls its doorbell records while busy.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -5,6 +5,9 @@
 # debug kernel of 'make debug-kernel', scripts/vm-run --kernel debug).
 # Fails on any unreferenced object allocated by vrnic or by the RDMA core
 # on its behalf; other reports are listed, not judged.
+# boots: one
+# tags: lifecycle
+# order: 99
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -4,6 +4,8 @@
 # A client killed with SIGKILL in the middle of ib_write_bw leaves nothing
 # behind: no QP, CQ, MR or PD in the kernel (rdma res), none in the device
 # (vrnicd's object counters), and no page left pinned.
+# boots: one
+# tags: lifecycle
 source "$(dirname "$0")/lib.sh"
 require_vm
 

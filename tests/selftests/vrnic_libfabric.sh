@@ -5,6 +5,9 @@
 # (msg and dgram domains) and under verbs;ofi_rxm (rdm), and fi_pingpong's
 # server and client on the same vrnic0 check every message over each
 # endpoint type (libfabric_lib.sh).
+# boots: one
+# tags: middleware slow
+# order: 70
 # timeout: 400
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/libfabric_lib.sh

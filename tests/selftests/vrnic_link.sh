@@ -3,6 +3,9 @@
 #
 # The device as iproute2's rdma tool sees it: the link is ACTIVE and
 # LINK_UP on the guest NIC, and the device is listed.
+# boots: one
+# tags: smoke device
+# order: 10
 source "$(dirname "$0")/lib.sh"
 require_vm
 

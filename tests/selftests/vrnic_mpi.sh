@@ -6,6 +6,9 @@
 # MPI_Alltoall, MPI_Put/MPI_Get), with UCX kept to vrnic0's verbs
 # transports (no shared memory), so both ranks talk through the device:
 # its send WQE counter must rise by what the program moved.
+# boots: one
+# tags: middleware slow
+# order: 70
 # timeout: 400
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/mpi_lib.sh

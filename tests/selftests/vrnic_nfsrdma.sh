@@ -6,6 +6,9 @@
 # inside vrnicd.  256 MiB of random files must read back with the sums
 # they were written with, over one RDMA connection, with no RPC-over-RDMA
 # error and no kernel warning.
+# boots: one
+# tags: storage slow
+# order: 60
 # timeout: 600
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/nfsrdma_lib.sh

@@ -5,6 +5,9 @@
 # the same vrnic0, so every capsule and every RDMA READ and WRITE loops
 # back inside vrnicd.  The host's dmesg must show no failed work
 # completion and no error recovery, and the kernel may not warn.
+# boots: one
+# tags: storage slow stack
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/nvmeof_lib.sh

@@ -10,6 +10,9 @@
 # the second listener; the client then crashes.  pair_run starts both
 # sides again when that happens.
 # Against an rxe peer each runs in both directions.
+# boots: pair pair-rxe
+# tags: tools stack
+# order: 20
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -7,6 +7,9 @@
 # timeouts of 4.096 us * 2^timeout.  On guest 1 the application must get
 # IBV_EVENT_DEVICE_FATAL.  Nothing may hang.  Guest 1's device is dead
 # afterwards, so this test runs last.
+# boots: pair-tap
+# tags: lifecycle
+# order: 99
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

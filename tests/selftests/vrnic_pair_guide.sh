@@ -12,6 +12,9 @@
 # what the guide says the user sees, moves data where the guide leaves a
 # mount, and undoes what the blocks set up.  The commands are for make
 # shell's two vrnic guests: against an rxe peer the test skips.
+# boots: pair
+# tags: storage slow
+# order: 80
 # timeout: 420
 source "$(dirname "$0")/lib.sh"
 require_pair

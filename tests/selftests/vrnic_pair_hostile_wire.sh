@@ -10,6 +10,9 @@
 # malformed frames.  Nothing may be written (the canary stays intact), the
 # transfer must complete and verify, the port must stay up, and the
 # refusals must show in the counters.
+# boots: pair-tap
+# tags: wire
+# order: 20
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

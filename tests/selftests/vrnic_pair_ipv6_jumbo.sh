@@ -8,6 +8,8 @@
 # counts its packets: 4096-byte ones, not 1024), and UD ping-pong with
 # 4000-byte datagrams.  Against an rxe peer each runs in both directions.
 # Everything is put back at the end.
+# boots: pair pair-rxe
+# tags: wire
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

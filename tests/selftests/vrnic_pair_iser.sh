@@ -7,6 +7,9 @@
 # may log no iSER or iSCSI error (but the one after a completed logout,
 # which iscsid drops), and neither kernel may warn (but the kernel's own
 # iscsi_ctrl flush warning at logout; see iser_lib.sh).
+# boots: pair pair-rxe
+# tags: storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/iser_lib.sh

@@ -7,6 +7,9 @@
 # ways; the rxe guest first tries ofi_rxm on rxe alone, and where that
 # fails (rxe's max_cqe, 32767, is below the CQ of 262144 that rxm asks
 # for) the rxm cases are skipped with what rxe said.
+# boots: pair pair-rxe
+# tags: middleware slow
+# order: 70
 # timeout: 500
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set) by pair_run
 source "$(dirname "$0")/lib.sh"

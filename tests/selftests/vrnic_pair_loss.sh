@@ -9,6 +9,8 @@
 # byte must arrive right; the counters must show that the transport
 # recovered (retransmissions on the requester, frames failing the ICRC
 # check); and ib_write_bw must complete.
+# boots: pair-loss
+# tags: wire
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -5,6 +5,8 @@
 # rdma_cm (the QP is attached with ibv_attach_mcast), one side sends 20
 # datagrams to the group (QPN 0xFFFFFF) and the other must receive all
 # of them.  Each guest takes a turn as the receiver.
+# boots: pair pair-rxe
+# tags: verbs
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set), pair_ready (read) by pair_run
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -7,6 +7,9 @@
 # moves.  The guests run no sshd: mpirun starts its daemon in guest 1
 # through vrsh.py (plm_rsh_agent), which guest 1 serves for one session.
 # Both guests' send counters must rise.  Against rxe as well: see below.
+# boots: pair pair-rxe
+# tags: middleware slow
+# order: 70
 # timeout: 500
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set) by pair_run
 source "$(dirname "$0")/lib.sh"

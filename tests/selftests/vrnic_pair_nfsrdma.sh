@@ -7,6 +7,9 @@
 # the sums they were written with, over one RDMA connection, and the
 # server must hold the same bytes.  Neither side may log an
 # RPC-over-RDMA error or a kernel warning.
+# boots: pair pair-rxe
+# tags: storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/nfsrdma_lib.sh

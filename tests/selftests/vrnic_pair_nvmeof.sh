@@ -8,6 +8,9 @@
 # In the first round of each, the host also loses its link for 5 s under
 # fio (see nvmeof_link_pull).  The host's dmesg must show no failed work
 # completion and no error recovery, and neither kernel may warn.
+# boots: pair pair-rxe
+# tags: storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/nvmeof_lib.sh

@@ -15,6 +15,9 @@
 # requests are at most 64 KiB: the target RDMA READs a write's data, and a
 # READ that loses a response starts again from there (go-back-N), so a
 # 1 MiB READ on this wire takes so long that keep-alives starve.
+# boots: pair-loss
+# tags: wire storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/nvmeof_lib.sh

@@ -6,6 +6,9 @@
 # in tshark as RoCE (the infiniband dissector) with nothing malformed, and
 # the count of every BTH opcode must be what the transfer sends: one
 # vrnic_xfer round of 1 MiB in 64 KiB messages with an MTU of 1024.
+# boots: pair-tap
+# tags: wire
+# order: 10
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

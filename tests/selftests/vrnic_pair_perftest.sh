@@ -4,6 +4,9 @@
 # perftest between the two guests: RC bandwidth for every operation and
 # send latency.  Against an rxe peer each runs in both directions.  The
 # -R (rdma_cm) variants are in vrnic_pair_cm.sh.
+# boots: pair pair-rxe
+# tags: smoke tools stack
+# order: 20
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -3,6 +3,9 @@
 #
 # Two guests: the NICs reach each other through the vrnicd Ethernet ports
 # (ARP and ICMP), and the RDMA port is ACTIVE with the cable plugged in.
+# boots: pair pair-rxe
+# tags: smoke wire
+# order: 10
 source "$(dirname "$0")/lib.sh"
 require_pair
 

@@ -4,6 +4,9 @@
 # libibverbs' ping-pong examples between the two guests, over the wire
 # between their ports: RC, UD and SRQ.  Against an rxe peer each runs
 # in both directions (vrnic as server, then rxe as server).
+# boots: pair pair-rxe
+# tags: smoke tools
+# order: 20
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -6,6 +6,9 @@
 # and ud_lat, which qperf cannot address on RoCE (qperf_lib.sh: reported
 # as SKIP only when they fail in exactly that way, on rxe as on vrnic).
 # Against an rxe peer, the other way round as well.
+# boots: pair pair-rxe
+# tags: middleware
+# order: 70
 # timeout: 400
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set) by pair_run
 source "$(dirname "$0")/lib.sh"

@@ -6,6 +6,9 @@
 # sends 300 messages of 1 B to 128 KiB to guest 0, which checks that each
 # arrives once, in order, with every byte right; against an rxe peer, then
 # the other way round as well.  No kernel may warn.
+# boots: pair pair-rxe
+# tags: storage slow
+# order: 60
 # timeout: 600
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set), pair_ready (read) by pair_run
 source "$(dirname "$0")/lib.sh"

@@ -7,6 +7,9 @@
 # (for the ACL) and the target tells it its service GUID, through the run
 # directory.  fio's verify must stay clean, the initiator may log no SRP
 # error, and neither kernel may warn.
+# boots: pair pair-rxe
+# tags: storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/srp_lib.sh

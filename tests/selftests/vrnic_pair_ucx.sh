@@ -12,6 +12,9 @@
 # finds a wrong destination GID and drops every datagram (rxe to rxe as
 # well).  So the rxe guest alone runs with UCX_UD_ETH_DGID_CHECK=n, the
 # setting that makes UCX accept them; the vrnic guest keeps the defaults.
+# boots: pair pair-rxe
+# tags: middleware slow
+# order: 70
 # timeout: 600
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set) by pair_run
 source "$(dirname "$0")/lib.sh"

@@ -6,6 +6,9 @@
 # scattered SGEs and inline; every byte and both sides' completions
 # checked; RC atomics and a remote access error.  Each guest takes a turn
 # as the server.
+# boots: pair pair-rxe
+# tags: smoke verbs
+# order: 30
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -6,6 +6,8 @@
 # the guests.  Every byte still arrives (retransmission), vrnicctl status
 # counts the drops, the peer retransmitted, and `vrnicctl fault` alone
 # turns it off again.
+# boots: pair pair-rxe
+# tags: device
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

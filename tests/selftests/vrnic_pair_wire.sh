@@ -8,6 +8,8 @@
 # on; then ping, rping with data validation and ib_write_bw run between
 # each pair (with three guests: vm0 with vm1, then vm0 with the rxe guest
 # vm2), each side serving in turn.
+# boots: pair-udp bridge
+# tags: wire
 # timeout: 900
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"

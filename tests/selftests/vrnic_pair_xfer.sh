@@ -5,6 +5,8 @@
 # WRITE, RDMA READ, SEND and atomics, every byte checked on the side that
 # received it.  Against an rxe peer it runs in both directions.  The size
 # comes from VRNIC_XFER_BYTES (default 16M).
+# boots: pair pair-rxe
+# tags: verbs
 # shellcheck disable=SC2154 # pair_out and pair_role come from pair_run (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_pair

@@ -6,6 +6,9 @@
 # once.  Each must finish on both sides and report its numbers.  A run
 # whose every iteration completed but whose figure is 0.00 runs once more
 # (perftest_zero_figure in lib.sh: perftest's clock under TCG).
+# boots: one
+# tags: smoke tools stack
+# order: 20
 source "$(dirname "$0")/lib.sh"
 require_vm
 

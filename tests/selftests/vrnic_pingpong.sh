@@ -4,6 +4,9 @@
 # libibverbs' example programs, server and client in this guest, through
 # the device's RoCEv2 GID: RC, UC, UD and SRQ ping-pong, 1000 round trips
 # each, polling and then sleeping on CQ events (-e).
+# boots: one
+# tags: smoke tools
+# order: 20
 source "$(dirname "$0")/lib.sh"
 require_vm
 

@@ -4,6 +4,8 @@
 # Port state follows the paired netdev: taking it down makes the port
 # PORT_DOWN and delivers IBV_EVENT_PORT_ERR to applications; bringing it
 # back up makes it PORT_ACTIVE with IBV_EVENT_PORT_ACTIVE.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 

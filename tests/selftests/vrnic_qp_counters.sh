@@ -5,6 +5,8 @@
 # by hand counts into a device counter set of its own (packets, bytes,
 # WQEs, ...) while a ping-pong runs; unbinding frees the set; in auto mode
 # new QPs of a type share one.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 

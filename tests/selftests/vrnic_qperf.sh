@@ -6,6 +6,9 @@
 # each report a figure.  uc_bw and ud_lat cannot be addressed on RoCE by
 # qperf (no GID exchange, see qperf_lib.sh): they are reported as SKIP, but
 # only when they fail in exactly that way.
+# boots: one
+# tags: middleware
+# order: 70
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/qperf_lib.sh

@@ -9,6 +9,9 @@
 # a reboot: by itself once vrnicd answers a reset again (a new vrnicd takes
 # the device over from its keeper), or through rmmod and insmod; every
 # time a verified transfer runs after.  dmesg stays free of warnings.
+# boots: one
+# tags: lifecycle
+# order: 90
 source "$(dirname "$0")/lib.sh"
 require_vm
 

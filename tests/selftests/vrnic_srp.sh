@@ -5,6 +5,9 @@
 # vrnic0, so every information unit and every RDMA READ and WRITE loops
 # back inside vrnicd.  fio's verify must stay clean, the initiator may log
 # no SRP error, and the kernel may not warn.
+# boots: one
+# tags: storage slow
+# order: 60
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/selftests/srp_lib.sh

@@ -11,6 +11,9 @@
 # aborted ("UD endpoint ...: unhandled timeout error").  Then 20 runs
 # back to back over rc_verbs, tag_lat and tag_bw in turn: every run must
 # end with its result, none may hang.
+# boots: one
+# tags: middleware slow
+# order: 70
 # timeout: 900
 source "$(dirname "$0")/lib.sh"
 require_vm

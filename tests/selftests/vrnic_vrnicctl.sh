@@ -6,6 +6,8 @@
 # qp list with `rdma resource show qp`, qp show with the QP's partner, and
 # trace shows a running ping-pong's WQEs, packets and CQEs.  In the guest,
 # `rdma resource show qp -dd` shows the device's own view of each QP.
+# boots: one
+# tags: device
 source "$(dirname "$0")/lib.sh"
 require_vm
 
