@@ -14,6 +14,7 @@
 
 #include "vrnic-abi.h"
 #include "vrnic.h"
+#include "vrnic_compat.h"
 #include "vrnic_verbs.h"
 
 MODULE_AUTHOR("vrnic developers");
@@ -152,7 +153,7 @@ static void vrnic_watchdog(struct work_struct *work)
 		dev->heartbeat_misses = 0;
 		dev->last_heartbeat = hb;
 	}
-	queue_delayed_work(system_wq, &dev->watchdog,
+	queue_delayed_work(system_unbound_wq, &dev->watchdog,
 			   msecs_to_jiffies(VRNIC_WATCHDOG_MS));
 }
 
@@ -432,7 +433,7 @@ static int vrnic_probe_dev(struct vrnic_dev *dev)
 
 	dev->last_heartbeat = vrnic_reg_read(dev, VRNIC_REG_HEARTBEAT);
 	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
-	queue_delayed_work(system_wq, &dev->watchdog,
+	queue_delayed_work(system_unbound_wq, &dev->watchdog,
 			   msecs_to_jiffies(VRNIC_WATCHDOG_MS));
 	return 0;
 
@@ -472,14 +473,11 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.alloc_pd = vrnic_alloc_pd,
 	.attach_mcast = vrnic_attach_mcast,
 	.counter_alloc_stats = vrnic_counter_alloc_stats,
-	.counter_bind_qp = vrnic_counter_bind_qp,
 	.counter_dealloc = vrnic_counter_dealloc,
-	.counter_unbind_qp = vrnic_counter_unbind_qp,
 	.counter_update_stats = vrnic_counter_update_stats,
 	.alloc_ucontext = vrnic_alloc_ucontext,
 	.create_ah = vrnic_create_ah,
 	.create_user_ah = vrnic_create_ah,
-	.create_cq = vrnic_create_cq,
 	.create_qp = vrnic_create_qp,
 	.create_srq = vrnic_create_srq,
 	.dealloc_pd = vrnic_dealloc_pd,
@@ -516,9 +514,9 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.query_port = vrnic_query_port,
 	.query_qp = vrnic_query_qp,
 	.query_srq = vrnic_query_srq,
-	.reg_user_mr = vrnic_reg_user_mr,
 	.req_notify_cq = vrnic_req_notify_cq,
-	.resize_cq = vrnic_resize_cq,
+	/* create_cq, resize_cq, reg_user_mr, the counters, port events */
+	VRNIC_COMPAT_DEV_OPS,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
@@ -554,7 +552,7 @@ static int vrnic_ib_register(struct vrnic_dev *dev)
 	}
 	set_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags);
 	/* GIDs of a netdev that arrived during registration. */
-	queue_work(system_wq, &dev->port_work);
+	queue_work(system_unbound_wq, &dev->port_work);
 	return 0;
 }
 

@@ -8,8 +8,8 @@
 #include <linux/dma-mapping.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
-#include <rdma/iter.h>
 
+#include "vrnic_compat.h"
 #include "vrnic_verbs.h"
 
 #define VRNIC_PBL_PAGE_BYTES	(VRNIC_PBL_ENTRIES_PER_PAGE * sizeof(__le64))
@@ -144,7 +144,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	mr->umem = vrnic_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		goto err_free;

@@ -110,7 +110,7 @@ static int vrnic_netdev_event(struct notifier_block *nb, unsigned long event,
 	default:
 		return NOTIFY_DONE;
 	}
-	queue_work(system_wq, &dev->port_work);
+	queue_work(system_unbound_wq, &dev->port_work);
 	return NOTIFY_OK;
 }
 
@@ -157,7 +157,7 @@ int vrnic_port_init(struct vrnic_dev *dev)
 			 "no netdev with MAC %pM yet; port 1 stays down until one appears\n",
 			 dev->attrs.mac);
 	/* Tell the device the netdev's state even if no event came. */
-	queue_work(system_wq, &dev->port_work);
+	queue_work(system_unbound_wq, &dev->port_work);
 	return 0;
 }
 

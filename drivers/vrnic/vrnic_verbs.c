@@ -6,11 +6,13 @@
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "vrnic-abi.h"
+#include "vrnic_compat.h"
 #include "vrnic_verbs.h"
 
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -282,7 +284,7 @@ int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 			err = -EPERM;
 			break;
 		}
-		vma->vm_flags &= ~VM_MAYWRITE;
+		vrnic_vma_clear_flags(vma, VM_MAYWRITE);
 		fallthrough;
 	case VRNIC_MMAP_IO_NC:
 		err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
