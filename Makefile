@@ -3,8 +3,13 @@
 # vrnic top-level build.  Kbuild builds vrnic.ko; CMake builds vrnicd,
 # libvrnic and the tests.
 #
-#   make            build everything
+#   make            build everything (KVER=6.12 or 7.3: vrnic.ko for that
+#                   kernel, under build/module; ROOT=trixie or sid: the
+#                   userspace inside that guest root, under build/in-root,
+#                   and vrnic.ko for the kernel its guests boot)
 #   make check      install what is missing, build, lint, run every test
+#                   (TAGS=storage: only the VM selftests with that tag)
+#   make check-matrix  every VM selftest on every stack of scripts/stacks
 #   make demo       install what is missing, build, boot a VM and show vrnic
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
@@ -22,9 +27,10 @@
 #   make setup      install build and test dependencies with apt
 
 VERSION := 0.1.0
-KVER ?= $(shell scripts/kver 2>/dev/null)
-KDIR ?= /lib/modules/$(KVER)/build
+ROOT ?=
+KVER ?= $(if $(ROOT),$(shell scripts/kver --root $(ROOT) 2>/dev/null))
 BUILD ?= $(CURDIR)/build
+USERSPACE_BUILD := $(if $(ROOT),$(BUILD)/in-root/$(ROOT),$(BUILD))
 CC_USER ?= clang
 CXX_USER ?= clang++
 FUZZ_SECONDS ?= 300
@@ -37,27 +43,38 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check demo shell lint fuzz sanitize debug-kernel bench install deb check-packages clean
+.PHONY: all module userspace setup check check-matrix demo shell lint fuzz sanitize debug-kernel bench install deb check-packages clean
 
 all: module userspace
 
 module:
-	@test -d "$(KDIR)" || { echo "No kernel headers in $(KDIR); run 'make setup'" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
+	scripts/kmake $(KVER) -- W=1 KCFLAGS=-Werror modules
 
-$(BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
-		-DCMAKE_CXX_COMPILER=$(CXX_USER)
+# With ROOT, CMake runs inside that guest root: its compilers, its
+# rdma-core (the provider's private ABI is that libibverbs' own).
+IN_ROOT := $(if $(ROOT),scripts/in-root $(ROOT) --)
 
-userspace: $(BUILD)/build.ninja
-	cmake --build $(BUILD)
+$(USERSPACE_BUILD)/build.ninja: CMakeLists.txt
+	$(if $(ROOT),scripts/mkroot $(ROOT))
+	$(IN_ROOT) cmake -S $(CURDIR) -B $(USERSPACE_BUILD) -G Ninja \
+		-DCMAKE_C_COMPILER=$(CC_USER) -DCMAKE_CXX_COMPILER=$(CXX_USER) \
+		$(if $(ROOT),-DVRNIC_FUZZ=OFF)
+
+userspace: $(USERSPACE_BUILD)/build.ninja
+	$(IN_ROOT) cmake --build $(USERSPACE_BUILD)
 
 setup:
 	scripts/setup
 
-check: setup
+check:
+	scripts/setup --stacks check
 	$(MAKE) all
 	scripts/check
+
+check-matrix:
+	scripts/setup --stacks matrix
+	$(MAKE) all
+	scripts/check --matrix
 
 demo: setup
 	$(MAKE) all
@@ -85,7 +102,7 @@ bench: all
 	scripts/bench
 
 install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+	scripts/kmake $(KVER) -- INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates/vrnic modules_install
 	install -D -m 644 $(BUILD)/userspace/provider/libvrnic-rdmav34.so \
 		$(DESTDIR)$(VERBS_PROVIDER_DIR)/libvrnic-rdmav34.so
@@ -111,5 +128,5 @@ check-packages: deb all
 	scripts/check-packages
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean || true
+	scripts/kmake -- clean || true
 	rm -rf $(BUILD)
