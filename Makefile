@@ -20,6 +20,7 @@
 #   make debug-kernel  linux-source-6.1 with KASAN, lockdep, kmemleak... for
 #                   scripts/vm-run --kernel debug (not part of make check)
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
+#                   (KVER=, ROOT=: on that kernel and guest root)
 #   make install    install the module (+ DKMS source), provider and vrnicd
 #   make deb        Debian packages in build/deb: vrnic-dkms, libvrnic1, vrnicd
 #   make check-packages  build them, install them here, run the VM selftests
@@ -99,13 +100,13 @@ debug-kernel: setup
 	scripts/debug-kernel
 
 bench: all
-	scripts/bench
+	scripts/bench $(if $(KVER),--kernel $(KVER)) $(if $(ROOT),--root $(ROOT))
 
 install: all
 	scripts/kmake $(KVER) -- INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates/vrnic modules_install
-	install -D -m 644 $(BUILD)/userspace/provider/libvrnic-rdmav34.so \
-		$(DESTDIR)$(VERBS_PROVIDER_DIR)/libvrnic-rdmav34.so
+	install -D -m 644 -t $(DESTDIR)$(VERBS_PROVIDER_DIR) \
+		$(wildcard $(BUILD)/userspace/provider/libvrnic-rdmav*.so)
 	install -D -m 644 userspace/provider/vrnic.driver \
 		$(DESTDIR)/etc/libibverbs.d/vrnic.driver
 	install -D -m 755 $(BUILD)/userspace/vrnicd/vrnicd $(DESTDIR)$(PREFIX)/bin/vrnicd

@@ -12,7 +12,7 @@ source tests/selftests/lib.sh
 kver=${KVER:-$(scripts/kver)} || exit 1
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 files=("lib/modules/$kver/updates/vrnic/drivers/vrnic/vrnic.ko"
-	"usr/lib/$multiarch/libibverbs/libvrnic-rdmav34.so"
+	"usr/lib/$multiarch/libibverbs/$(basename "$(compgen -G "${VRNIC_BUILD:-build}/userspace/provider/libvrnic-rdmav*.so")")"
 	etc/libibverbs.d/vrnic.driver usr/local/bin/vrnicd usr/local/bin/vrnicctl
 	usr/local/include/infiniband/vrnicdv.h
 	usr/src/vrnic-0.1.0/dkms.conf usr/src/vrnic-0.1.0/drivers/vrnic/vrnic_main.c)

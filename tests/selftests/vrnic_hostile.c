@@ -53,7 +53,7 @@ static int failures;
 static int find_provider(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	if (strstr(info->dlpi_name, "libvrnic-rdmav34.so")) {
+	if (strstr(info->dlpi_name, "/libvrnic-rdmav")) {
 		*(void **)data = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
 		return 1;
 	}

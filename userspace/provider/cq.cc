@@ -109,7 +109,7 @@ ibv_cq_ex* create_cq_ex(ibv_context* ibctx, ibv_cq_init_attr_ex* attr) noexcept 
   cq->ex = true;
   abi::CreateCqExCmd cmd{};
   abi::CreateCqExResp resp{};
-  const int err = ibv_cmd_create_cq_ex(
+  const int err = vrnic::pabi::cmd_create_cq_ex(
       ibctx, attr, &cq->vcq, abi::as<struct ibv_create_cq_ex>(&cmd), sizeof(cmd),
       abi::as<ib_uverbs_ex_create_cq_resp>(&resp), sizeof(resp), 0);
   if (err != 0) {

@@ -128,9 +128,9 @@ ibv_qp* create_qp_ex(ibv_context* ibctx, ibv_qp_init_attr_ex* attr) noexcept {
 
   abi::CreateQpExCmd cmd{};
   abi::CreateQpExResp resp{};
-  int err =
-      ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, abi::as<struct ibv_create_qp_ex>(&cmd),
-                            sizeof(cmd), abi::as<ib_uverbs_ex_create_qp_resp>(&resp), sizeof(resp));
+  int err = vrnic::pabi::cmd_create_qp_ex2(
+      ibctx, &qp->vqp, attr, abi::as<struct ibv_create_qp_ex>(&cmd), sizeof(cmd),
+      abi::as<ib_uverbs_ex_create_qp_resp>(&resp), sizeof(resp));
   if (err != 0) {
     delete_qp(qp);
     errno = err;

@@ -84,9 +84,9 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
 
   abi::GetContextCmd cmd{};
   abi::GetContextResp resp{};
-  const int err =
-      ibv_cmd_get_context(&ctx->ibv_ctx, abi::as<struct ibv_get_context>(&cmd), sizeof(cmd),
-                          abi::as<ib_uverbs_get_context_resp>(&resp), sizeof(resp));
+  const int err = vrnic::pabi::cmd_get_context(
+      &ctx->ibv_ctx, abi::as<struct ibv_get_context>(&cmd), sizeof(cmd),
+      abi::as<ib_uverbs_get_context_resp>(&resp), sizeof(resp));
   if (err != 0) {
     debug("get_context failed: %s", std::strerror(err));
     return err;
@@ -121,6 +121,12 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
   return 0;
 }
 
+// The ops libvrnic serves; every other member is null, which libibverbs
+// reads as "not supported" (clang 19 warns about each one left out).
+#if defined(__clang__) && __has_warning("-Wmissing-designated-field-initializers")
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
+#endif
 const verbs_context_ops kContextOps = {
     .alloc_mw = alloc_mw,
     .alloc_pd = alloc_pd,
@@ -155,6 +161,9 @@ const verbs_context_ops kContextOps = {
     .req_notify_cq = req_notify_cq,
     .resize_cq = resize_cq,
 };
+#if defined(__clang__) && __has_warning("-Wmissing-designated-field-initializers")
+#pragma clang diagnostic pop
+#endif
 
 verbs_context* alloc_context_impl(ibv_device* ibdev, int cmd_fd) noexcept {
   ContextPtr ctx(static_cast<Context*>(_verbs_init_and_alloc_context(
@@ -189,8 +198,18 @@ const verbs_device_ops kDeviceOps = {
     .uninit_device = uninit_device,
 };
 
+// Registered only under a libibverbs with this build's layouts: under
+// another, libvrnic says so and libibverbs finds no provider for vrnic.
 __attribute__((constructor)) void register_driver() noexcept {
-  verbs_register_driver_34(&kDeviceOps);
+  const int running = pabi::running_rdma_core_major();
+  if (pabi::layout_family(running) != pabi::kBuiltFamily) {
+    std::fprintf(stderr,
+                 "libvrnic: built for the libibverbs of rdma-core %d, but this is rdma-core %d's; "
+                 "not loaded (build libvrnic against it)\n",
+                 VRNIC_RDMA_CORE_MAJOR, running);
+    return;
+  }
+  VRNIC_VERBS_REGISTER_DRIVER(&kDeviceOps);
 }
 
 }  // namespace
