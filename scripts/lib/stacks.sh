@@ -149,7 +149,8 @@ kernel_build_root() {
 # side by side.
 kernel_module_dir() {
 	local def
-	def=$("$stacks_repo/scripts/kver" 2>/dev/null) || def=
+	# The default kernel: not the one KVER in the environment names.
+	def=$(KVER='' "$stacks_repo/scripts/kver" 2>/dev/null) || def=
 	if [[ $1 == "$def" ]]; then
 		echo "$stacks_repo"
 	else
