@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The Debian packages on each stack, without changing this machine: make
+# deb's vrnic-dkms, libvrnic1 and vrnicd, built for Debian 12 here and for
+# Debian 13 in the trixie root (each checked with its release's lintian),
+# are installed with dpkg in scratch copies of the host's root and of the
+# trixie root (scripts/scratch-root: overlays, thrown away after), beside
+# Debian's own kernel packages.  DKMS builds vrnic.ko as it would on a
+# user's machine: for Debian 12's 6.1 when vrnic-dkms is installed, for 6.12
+# (bookworm-backports) when that kernel is installed after it, and in
+# Debian 13 for 7.3 (trixie-backports), installed before it.  Then a guest
+# of each copy runs the stack's selftests on what the packages installed
+# (scripts/vm-run --installed): DKMS's vrnic.ko, the packaged libvrnic,
+# the packaged vrnicd.  The kernels' initramfs is not made (INITRD=No): the
+# test guests boot one of their own.  Needs root.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+source tests/selftests/lib.sh
+# shellcheck source=scripts/lib/stacks.sh
+source scripts/lib/stacks.sh
+build=$stacks_build
+version=0.1.0
+
+((EUID == 0)) || { echo "1..0 # SKIP needs root (overlay mounts, chroot)"; exit 4; }
+# Debian 12's packages go on the host's copy with its 6.1 and the 6.12 of
+# build/kernels; Debian 13's on the trixie root's copy with 7.3.
+k61=$(KVER='' scripts/kver) || exit 1
+k612=$(scripts/kver 6.12) || exit 1
+k73=$(scripts/kver 7.3) || exit 1
+ktap_plan 12
+
+tmp=$build/packages
+scratches=()
+cleanup() {
+	local d
+	for d in ${scratches[@]+"${scratches[@]}"}; do
+		scripts/scratch-root --remove "$d"
+	done
+}
+trap cleanup EXIT
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+# debs WHERE OUTDIR: make deb's packages, here or in a guest root.
+debs() {
+	local cmd=(scripts/deb "$2")
+	[[ $1 == host ]] || cmd=(scripts/in-root "$1" -- "${cmd[@]}")
+	"${cmd[@]}" >"$2.log" 2>&1
+}
+debs host "$tmp/deb-bookworm"
+ktap_check "Debian 12 packages build, lintian clean" $? "$(tail -n 15 "$tmp/deb-bookworm.log")"
+debs trixie "$tmp/deb-trixie"
+ktap_check "Debian 13 packages build in the trixie root, its lintian clean" $? \
+	"$(tail -n 15 "$tmp/deb-trixie.log")"
+
+# dpkg_in ROOT LOG DEB...: dpkg -i in the scratch copy of ROOT (made on
+# first use: host, or a guest root), its output in LOG.
+dpkg_in() {
+	local d=$tmp/scratch-$1 log=$2
+	shift 2
+	if [[ ! -d $d ]]; then
+		scripts/scratch-root "${d##*scratch-}" "$d" || return 1
+		scratches+=("$d")
+	fi
+	scripts/in-root "$d/root" -- env INITRD=No dpkg -i "$@" >"$log" 2>&1
+}
+kernel_debs() { compgen -G "$stacks_build/kernels/.debs/$1/linux-*.deb"; }
+ours() { echo "$1"/vrnic-dkms_*.deb "$1"/libvrnic1_*.deb "$1"/vrnicd_*.deb; }
+
+# dkms_built ROOT RELEASE: DKMS installed vrnic.ko for RELEASE in the
+# scratch copy of ROOT, for that kernel (its vermagic).
+dkms_built() {
+	local d=$tmp/scratch-$1/root rel=$2 mod
+	scripts/in-root "$d" -- dkms status "vrnic/$version" -k "$rel"
+	mod=$(compgen -G "$d/lib/modules/$rel/updates/dkms/vrnic.ko*" | head -n 1)
+	[[ -n $mod ]] || { echo "no vrnic.ko in /lib/modules/$rel/updates/dkms"; return 1; }
+	modinfo -F vermagic "$mod" | grep -q "^$rel " || { echo "$mod: $(modinfo -F vermagic "$mod")"; return 1; }
+}
+
+# Debian 12: the packages, then the backports kernel.
+# shellcheck disable=SC2046 # the packages' paths are words
+dpkg_in host "$tmp/host-ours.log" $(ours "$tmp/deb-bookworm")
+ktap_check "dpkg -i of the three packages in a copy of this Debian 12" $? "$(tail -n 15 "$tmp/host-ours.log")"
+out=$(dkms_built host "$k61" 2>&1)
+ktap_check "DKMS built vrnic.ko for $k61 when vrnic-dkms was installed" $? "$out"
+mapfile -t kdebs < <(kernel_debs "$k612")
+dpkg_in host "$tmp/host-kernel.log" "${kdebs[@]}" && out=$(dkms_built host "$k612" 2>&1)
+ktap_check "DKMS built vrnic.ko for $k612 when that kernel was installed after it" $? \
+	"$(tail -n 8 "$tmp/host-kernel.log"; echo "$out")"
+
+# Debian 13: the 7.3 kernel, then the packages.
+mapfile -t kdebs < <(kernel_debs "$k73")
+# shellcheck disable=SC2046
+dpkg_in trixie "$tmp/trixie.log" "${kdebs[@]}" && dpkg_in trixie "$tmp/trixie-ours.log" $(ours "$tmp/deb-trixie")
+ktap_check "dpkg -i of Linux $k73, then of the three packages, in a copy of the trixie root" $? \
+	"$(tail -n 15 "$tmp/trixie.log" "$tmp/trixie-ours.log" 2>/dev/null)"
+out=$(dkms_built trixie "$k73" 2>&1)
+ktap_check "DKMS built vrnic.ko for $k73 in Debian 13" $? "$out"
+
+# What libvrnic1 put where libibverbs looks, for its release.
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+for r in host trixie; do
+	lib=$(compgen -G "$tmp/scratch-$r/root/usr/lib/$multiarch/libibverbs/libvrnic-rdmav*.so")
+	[[ -n $lib ]] && grep -qx "driver vrnic" "$tmp/scratch-$r/root/etc/libibverbs.d/vrnic.driver"
+	ktap_check "libvrnic1 in $r: ${lib##*/} and /etc/libibverbs.d/vrnic.driver" $? "$lib"
+done
+dep=$(dpkg-deb -f "$tmp"/deb-trixie/libvrnic1_*.deb Depends)
+[[ $dep == *"libibverbs1 (>= 45~)"*"libibverbs1 (<< 57~)"* ]]
+ktap_check "Debian 13's libvrnic1 wants the libibverbs of rdma-core 45 to 56" $? "$dep"
+
+# The stack's selftests on what the packages installed.
+installed_run() { # ROOT KERNEL
+	scripts/vm-tests --root "$tmp/scratch-$1/root" --kernel "$2" --installed --tags stack --boots one
+}
+out=$(installed_run host "$k61" 2>&1)
+ktap_check "vm-run --installed on Debian 12, Linux $k61: the stack's selftests" $? \
+	"$(grep -E '(not )?ok [0-9]|vm-run:' <<<"$out" | tail -n 12)"
+out=$(installed_run trixie "$k73" 2>&1)
+ktap_check "vm-run --installed on Debian 13, Linux $k73: the stack's selftests" $? \
+	"$(grep -E '(not )?ok [0-9]|vm-run:' <<<"$out" | tail -n 12)"
+ktap_finish
