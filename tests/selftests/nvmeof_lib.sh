@@ -72,12 +72,14 @@ nvmeof_devices() {
 	return 1
 }
 
-# nvmeof_connect ADDR WHAT: connect; the namespaces go to nvmeof_devs.
+# nvmeof_connect ADDR WHAT [NVME-CONNECT-OPTION...]: connect; the
+# namespaces go to nvmeof_devs.
 nvmeof_connect() {
-	local out rc=0
-	out=$(nvme connect -t rdma -a "$1" -s $nvmeof_port -n $nvmeof_nqn 2>&1)
+	local out rc=0 addr=$1 what=$2
+	shift 2
+	out=$(nvme connect -t rdma -a "$addr" -s $nvmeof_port -n $nvmeof_nqn "$@" 2>&1)
 	nvmeof_devs=$(nvmeof_devices) || rc=1
-	ktap_check "$2: ${nvmeof_devs//$'\n'/ }" $rc "$out" "$(dmesg | tail -n 20)"
+	ktap_check "$what: ${nvmeof_devs//$'\n'/ }" $rc "$out" "$(dmesg | tail -n 20)"
 }
 
 nvmeof_disconnect() {

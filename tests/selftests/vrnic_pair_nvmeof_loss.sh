@@ -14,7 +14,11 @@
 # 2.1 s: the "long keepalive RTT (2148 ms)" lines in dmesg), and its
 # requests are at most 64 KiB: the target RDMA READs a write's data, and a
 # READ that loses a response starts again from there (go-back-N), so a
-# 1 MiB READ on this wire takes so long that keep-alives starve.
+# 1 MiB READ on this wire takes so long that keep-alives starve.  For the
+# same reason the host asks for a 30 s keep-alive timeout: the admin
+# queue's first commands can take longer than the default 5 s behind a few
+# tail losses, and the target then drops the new controller before the
+# I/O queue connects ("Connect Invalid Data Parameter").
 # boots: pair-loss
 # tags: wire storage slow
 # order: 60
@@ -40,7 +44,7 @@ fi
 ktap_plan 6
 pair_sync nvmeof.ready 120
 modprobe nvme-rdma
-nvmeof_connect "$VRNIC_PEER_IP" "nvme connect -t rdma"
+nvmeof_connect "$VRNIC_PEER_IP" "nvme connect -t rdma --keep-alive-tmo=30" --keep-alive-tmo=30
 if [[ -n $nvmeof_devs ]]; then
 	fio_verify randwrite-4k "$(head -n 1 <<<"$nvmeof_devs")" --rw=randwrite --bs=4k --iodepth=32 \
 		--size=512K
