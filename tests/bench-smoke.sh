@@ -30,11 +30,15 @@ if [[ ${1:-} != --one-guest ]]; then
 	opts=(--quick)
 fi
 num='^[0-9]+([.][0-9]+)?$'
-ktap_plan $((${#rows[@]} + 1 + ${#sweeps[@]} + 1))
+ktap_plan $((${#rows[@]} + 2 + ${#sweeps[@]} + 1))
 out=$(scripts/bench "${opts[@]}" 2>&1)
 rc=$?
 [[ $rc == 0 ]]
 ktap_check "scripts/bench ${opts[*]} exits 0" $? "$(tail -n 8 <<<"$out")"
+# The table says which stack its figures came from.
+head=$(head -n 1 "$build/bench/results.txt" 2>/dev/null)
+[[ $head =~ QEMU\ [0-9]+\.[0-9.]+\ TCG,\ guest\ Linux\ $(KVER='' scripts/kver),\ rdma-core\ [0-9]+\.[0-9]+ ]]
+ktap_check "the table names its stack: ${head#*cores, }" $? "$head"
 for r in "${rows[@]}"; do
 	read -r test metric <<<"$r"
 	line=$(awk -v t="$test" -v m="$metric" '$1 == t && $2 == m' "$build/bench/results.txt")
