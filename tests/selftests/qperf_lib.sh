@@ -16,8 +16,9 @@ declare -A qperf_roce_error=(
 qperf_port=19765
 
 # qperf_figure OUTPUT: "bw = 991 MB/sec" or "latency = 197 us", or nothing.
+# qperf groups thousands with a comma ("bw = 1,000 MB/sec"): it goes.
 qperf_figure() {
-	grep -Eom1 '(bw|latency) += +[0-9.]+ [A-Za-z/]+' <<<"$1" | tr -s ' '
+	grep -Eom1 '(bw|latency) += +[0-9][0-9,.]* [A-Za-z/]+' <<<"$1" | tr -s ' ' | tr -d ,
 }
 
 # qperf_case TEST OUTPUT STATUS [WHERE]: one result for a qperf client run.
