@@ -58,6 +58,20 @@ ktap_finish() {
 	[[ $ktap_fail == 0 ]]
 }
 
+# select_cases ARRAY: keep the entries of the array ARRAY whose name, its
+# first word, VRNIC_CASES lists (spaces or commas; scripts/vm-tests
+# --cases); all of them when VRNIC_CASES is empty.  For a test whose
+# cases are rows of one array (vrnic_pair_cm.sh: rping, ucmatose...).
+select_cases() {
+	local -n _cases=$1
+	local c keep=()
+	[[ -n ${VRNIC_CASES:-} ]] || return 0
+	for c in "${_cases[@]}"; do
+		[[ " ${VRNIC_CASES//,/ } " == *" ${c%%[ |]*} "* ]] && keep+=("$c")
+	done
+	_cases=(${keep[@]+"${keep[@]}"})
+}
+
 # nap SECONDS: sleep without starting a process.  The polling loops here
 # wake every 0.1 s, and under TCG the fork and exec of sleep(1) costs the
 # guest about 90 ms of CPU: an external sleep would take half of the

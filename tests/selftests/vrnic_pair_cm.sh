@@ -32,6 +32,7 @@ cases=(
 	"ib_atomic_bw -R|ib_atomic_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F|ib_atomic_bw -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19504 -F \$VRNIC_PEER_IP|^ 8 +300 "
 	"ib_send_lat -R|ib_send_lat -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F|ib_send_lat -R -n 300 -d \$VRNIC_IBDEV -x \$VRNIC_GID_INDEX -p 19505 -F \$VRNIC_PEER_IP|^ 2 +300 "
 )
+select_cases cases
 ktap_plan $((${#cases[@]} * ${#servers[@]}))
 
 # For a failure's diagnostics.

@@ -24,6 +24,7 @@ runs=(
 	"ib_atomic_bw -n $n"
 	"ib_send_lat -n 1000"
 )
+select_cases runs
 ktap_plan $((${#runs[@]} * ${#servers[@]}))
 
 result_row() { # file
