@@ -636,6 +636,31 @@ TEST_F(DataPathTest, OutsideReadyNoQpRunsAndNoFrameLands) {
   EXPECT_FALSE(dp_.dev().engine_poll_st());
 }
 
+// RESET stops all DMA from the moment it is written, not from the moment
+// the CTRL doorbell is read (issue 24, defect 1): a device that was only
+// stalled while vrnic.ko gave up on it must not execute the frames and
+// WQEs queued meanwhile into pages the guest has reused.  CTRL is written
+// and its doorbell not rung; a WRITE frame through a valid rkey does not
+// land, a posted WQE does not run, and the device is in RESET.
+TEST_F(DataPathTest, ResetWrittenStopsDmaBeforeItsDoorbell) {
+  pair();
+  const std::vector<std::byte> before(dp_.ram(buf_b_), dp_.ram(buf_b_) + 256);
+  const vrnic_sge local{buf_a_, 64, key_a_};
+  auto h = sqe(VRNIC_WQE_RDMA_WRITE, 1);
+  h.remote_addr = buf_b_ + 128;
+  h.rkey = key_b_;
+  dp_.post_send(a_, h, std::span(&local, 1));
+  dp_.drv().set_reg(VRNIC_REG_CTRL, VRNIC_CTRL_RESET);  // no ring()
+
+  EXPECT_TRUE(dp_.dev().receive_frame_st(write_frame(b_.qpn, 100, buf_b_, key_b_)));
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
+  EXPECT_FALSE(dp_.dev().engine_poll_st());
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), before.data(), before.size()), 0);
+  EXPECT_FALSE(dp_.poll(cq_).has_value());
+  EXPECT_EQ(dp_.dev().state(), VRNIC_STATE_RESET);
+  EXPECT_EQ(dp_.drv().reg(VRNIC_REG_CTRL), 0U);  // acknowledged
+}
+
 // Memory windows (issue 10): a window reaches an MR with MW_BIND access
 // only once bound, within its range and rights, a type 2 window only from
 // its QP; LOCAL_INV and SEND_WITH_INV free a type 2 window; every refused
@@ -1354,6 +1379,7 @@ TEST_F(DataPathTest, CqOverrunWarningsAreRateLimited) {
   ASSERT_TRUE(vrnicd::log_open_file(path));
   const vrnicd::LogLevel level = vrnicd::log_level();
   vrnicd::log_set_level(vrnicd::LogLevel::kWarn);
+  vrnicd::log_guest_error_new_window();
   constexpr int kCqs = 40;
   for (int n = 0; n < kCqs; ++n) {
     DataPath::Cq cq;

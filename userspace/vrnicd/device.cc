@@ -266,16 +266,44 @@ void Device::completion_event(uint32_t eqn, uint32_t cqn) {
 
 void Device::async_event(uint8_t type, uint32_t d0, uint32_t d1) { post_async_st(type, d0, d1, 0); }
 
+// RESET takes effect when it is written, not when its doorbell is read: a
+// vrnicd that was stalled (stopped, or starved by the host) while the
+// driver gave up on it and freed its pages must not execute, on resuming,
+// the frames and WQEs queued meanwhile.  So CTRL is read before every
+// frame and every engine pass, and a RESET (or ENABLE cleared) found there
+// is carried out at once.  Returns whether the device may do DMA.
+bool Device::dma_allowed_st() {
+  if (state_ == VRNIC_STATE_RESET || state_ == VRNIC_STATE_GONE) {
+    return false;
+  }
+  const uint32_t ctrl = bar_.reg(VRNIC_REG_CTRL);
+  if ((ctrl & VRNIC_CTRL_RESET) != 0) {
+    LOG_INFO("reset written in state %s; stopping before its doorbell", device_state_name(state_));
+    reset_st();
+    bar_.set_reg(VRNIC_REG_CTRL, 0);
+    return false;
+  }
+  if (state_ != VRNIC_STATE_READY) {
+    return false;  // FATAL: everything but RESET waits
+  }
+  if ((ctrl & VRNIC_CTRL_ENABLE) == 0) {
+    LOG_INFO("driver cleared ENABLE; resetting");
+    reset_st();
+    return false;
+  }
+  return true;
+}
+
 // Outside READY (in RESET, or FATAL with the objects still there) the
 // device runs no QP and lets no frame reach one: the driver may already
 // have taken back the memory the objects name.  Nor does a frame reach a
 // QP while the port is not ACTIVE (the netdev is down, say): a pulled
 // link carries nothing, and the QPs find out as on real hardware, by
 // their timers.
-bool Device::engine_poll_st() { return state_ == VRNIC_STATE_READY && engine_.poll(); }
+bool Device::engine_poll_st() { return dma_allowed_st() && engine_.poll(); }
 
 bool Device::receive_frame_st(std::span<const std::byte> frame) {
-  if (state_ == VRNIC_STATE_READY && port_.state() == VRNIC_PORT_ACTIVE) {
+  if (dma_allowed_st() && port_.state() == VRNIC_PORT_ACTIVE) {
     return engine_.receive_frame(frame);
   }
   if (!is_roce_frame(frame)) {
@@ -290,7 +318,7 @@ bool Device::engine_prepare_sleep_st() {
   // Producers write their record, fence, then read the flag; we write the
   // flag, fence, then read their records.  One of us sees the other.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (state_ == VRNIC_STATE_READY && engine_.has_work()) {
+  if (dma_allowed_st() && engine_.has_work()) {
     bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 0);
     return false;
   }

@@ -99,6 +99,7 @@ class Device final : public EngineHost {
 
  private:
   void reset_st();
+  bool dma_allowed_st();
   void enable_st();
   void fatal_st(uint32_t code);
   void process_admin_st();

@@ -110,4 +110,10 @@ void log_guest_error(const char* fmt, ...) noexcept {
   log_msg(LogLevel::kWarn, "guest error: %s", buf.data());
 }
 
+void log_guest_error_new_window() noexcept {
+  g_guest_window_start = std::chrono::steady_clock::now();
+  g_guest_count = 0;
+  g_guest_suppressed = 0;
+}
+
 }  // namespace vrnicd

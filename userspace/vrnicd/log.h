@@ -23,6 +23,9 @@ void log_msg(LogLevel level, const char* fmt, ...) noexcept __attribute__((forma
 // A guest-caused error: logged at warning level but rate limited, so a
 // hostile guest cannot flood the log.
 void log_guest_error(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+// Start a new rate-limit window for guest errors now (for tests, which
+// must not depend on what the tests before them logged).
+void log_guest_error_new_window() noexcept;
 
 }  // namespace vrnicd
 
