@@ -5,10 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "event_loop.h"
+#include "fd.h"
 #include "stream_link.h"
 
 namespace {
@@ -85,3 +93,105 @@ TEST(StreamFraming, RejectsLengthsQemuNeverSends) {
 }
 
 }  // namespace
+
+namespace {
+
+// A peer on the other end of a listening StreamLink, connected with a
+// small receive buffer, that reads only when asked.
+vrnicd::UniqueFd connect_peer(const std::string& path) {
+  vrnicd::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int rcvbuf = 16384;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    return {};
+  }
+  return fd;
+}
+
+}  // namespace
+
+// A peer that reads steadily but slower than the offered load (issue 24,
+// defect 4): the link's memory stays bounded, frames beyond the bound are
+// dropped and counted, and what the peer reads is still a whole stream of
+// whole frames, in order.  Before, the queue freed nothing until it
+// drained to empty, and grew for as long as the load went on.
+TEST(StreamLink, SlowReaderHoldsBoundedMemory) {
+  char dir[] = "/tmp/vrnic-stream-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/link";
+  vrnicd::EventLoop loop;
+  vrnicd::StreamLink link(loop, "test", [](std::span<const std::byte>) {});
+  std::string err;
+  ASSERT_TRUE(link.listen(path, &err)) << err;
+  vrnicd::UniqueFd peer = connect_peer(path);
+  ASSERT_TRUE(peer.valid());
+  for (int i = 0; i < 100 && !link.connected(); ++i) {
+    loop.run_once(10);
+  }
+  ASSERT_TRUE(link.connected());
+
+  constexpr size_t kFrame = 16384;
+  constexpr uint32_t kFrames = 4096;  // 64 MiB offered, half of it read
+  std::vector<std::byte> frame(kFrame);
+  std::vector<std::byte> got;
+  std::vector<std::byte> chunk(kFrame / 2);
+  uint32_t last = 0;
+  uint32_t frames_read = 0;
+  bool in_order = true;
+  size_t held = 0;
+  const auto drain_parsed = [&] {
+    const auto used = vrnicd::parse_stream_frames(got, [&](std::span<const std::byte> f) {
+      uint32_t seq = 0;
+      std::memcpy(&seq, f.data(), sizeof(seq));
+      in_order = in_order && f.size() == kFrame && seq > last &&
+                 std::all_of(f.begin() + 4, f.end(),
+                             [&](std::byte b) { return b == std::byte(seq & 0xff); });
+      last = seq;
+      ++frames_read;
+    });
+    ASSERT_TRUE(used.has_value());
+    got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(*used));
+  };
+  for (uint32_t seq = 1; seq <= kFrames; ++seq) {
+    std::memcpy(frame.data(), &seq, sizeof(seq));
+    std::fill(frame.begin() + 4, frame.end(), std::byte(seq & 0xff));
+    link.send(frame);
+    const ssize_t n = ::recv(peer.get(), chunk.data(), chunk.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      got.insert(got.end(), chunk.begin(), chunk.begin() + n);
+      drain_parsed();
+    }
+    loop.run_once(0);
+    held = std::max(held, link.held_bytes());
+  }
+  EXPECT_LE(held, vrnicd::StreamLink::kMaxHeld);
+  EXPECT_GT(link.tx_dropped, 0U);
+  EXPECT_EQ(link.tx_frames + link.tx_dropped, kFrames);
+  EXPECT_TRUE(in_order);
+  EXPECT_GT(frames_read, 0U);
+
+  // Once the reader catches up, everything queued arrives.
+  for (int i = 0; i < 100000 && link.queued_bytes() > 0; ++i) {
+    const ssize_t n = ::recv(peer.get(), chunk.data(), chunk.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      got.insert(got.end(), chunk.begin(), chunk.begin() + n);
+    }
+    loop.run_once(0);
+  }
+  for (ssize_t n = 1; n > 0;) {
+    n = ::recv(peer.get(), chunk.data(), chunk.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      got.insert(got.end(), chunk.begin(), chunk.begin() + n);
+    }
+  }
+  drain_parsed();
+  EXPECT_EQ(link.queued_bytes(), 0U);
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(frames_read, link.tx_frames);
+  EXPECT_TRUE(in_order);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+}

@@ -186,13 +186,15 @@ void print_status(const json& r) {
   }
   const json& w = r.at("wire");
   const json& f = w.at("faults");
-  std::printf("wire:     %s %s  rx %s tx %s frames (to engine %s, from engine %s)\n",
-              w.value("link", "?").c_str(),
-              !w.at("configured").get<bool>() ? ""
-              : w.at("connected").get<bool>() ? "linked"
-                                              : "no partner",
-              u64(w, "rx_frames").c_str(), u64(w, "tx_frames").c_str(), u64(w, "to_engine").c_str(),
-              u64(w, "from_engine").c_str());
+  std::printf(
+      "wire:     %s %s  rx %s tx %s frames (to engine %s, from engine %s; dropped: no route %s,"
+      " link full %s)\n",
+      w.value("link", "?").c_str(),
+      !w.at("configured").get<bool>() ? ""
+      : w.at("connected").get<bool>() ? "linked"
+                                      : "no partner",
+      u64(w, "rx_frames").c_str(), u64(w, "tx_frames").c_str(), u64(w, "to_engine").c_str(),
+      u64(w, "from_engine").c_str(), u64(w, "no_route").c_str(), u64(w, "link_full").c_str());
   std::printf(
       "faults:   drop %s reorder %s dup %s corrupt %s (seed %s): dropped %s reordered %s"
       " duplicated %s corrupted %s\n",

@@ -130,7 +130,8 @@ json wire_json(const EthPort& port) {
             {"from_engine", c.from_engine},
             {"to_nic", c.to_nic},
             {"from_nic", c.from_nic},
-            {"no_route", c.dropped}};
+            {"no_route", c.dropped},
+            {"link_full", c.link_full}};
   FaultConfig cfg;
   const FaultInjector* f = port.faults();
   if (f != nullptr) {

@@ -304,7 +304,7 @@ void EthPort::wire_send(std::span<const std::byte> frame) {
   if (dgram_ ? dgram_->send(frame) : wire_->send(frame)) {
     ++c_.wire_tx;
   } else {
-    ++c_.dropped;
+    ++c_.link_full;
   }
 }
 
@@ -338,10 +338,12 @@ void EthPort::ingress(std::span<const std::byte> frame) {
       return;
     }
   }
-  if (nic_ && nic_->connected() && nic_->send(frame)) {
+  if (!nic_ || !nic_->connected()) {
+    ++c_.dropped;
+  } else if (nic_->send(frame)) {
     ++c_.to_nic;
   } else {
-    ++c_.dropped;
+    ++c_.link_full;
   }
 }
 

@@ -145,7 +145,8 @@ class EthPort {
     uint64_t to_nic = 0;
     uint64_t from_nic = 0;
     uint64_t from_engine = 0;
-    uint64_t dropped = 0;  // nowhere to go: no wire, no NIC
+    uint64_t dropped = 0;    // nowhere to go: no wire, no NIC
+    uint64_t link_full = 0;  // the link's queue was full (a slow peer)
   };
   [[nodiscard]] const Counters& counters() const noexcept { return c_; }
   [[nodiscard]] const FaultInjector* faults() const noexcept { return faults_.get(); }

@@ -201,14 +201,30 @@ void StreamLink::flush() {
     out_.clear();
     out_off_ = 0;
     loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP);
-  } else {
-    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+    return;
   }
+  // A reader that never quite catches up never empties the queue: reclaim
+  // the sent head once it is half of it, so the queue holds at most twice
+  // what is pending, and each byte moves at most once more.
+  if (out_off_ >= out_.size() / 2) {
+    out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(out_off_));
+    out_off_ = 0;
+  }
+  loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+}
+
+// Append to the queue, whose memory is reserved once, at its bound, the
+// first time the socket falls behind: it never reallocates after.
+void StreamLink::queue(std::span<const std::byte> bytes) {
+  if (out_.capacity() < kMaxHeld) {
+    out_.reserve(kMaxHeld);
+  }
+  out_.insert(out_.end(), bytes.begin(), bytes.end());
 }
 
 bool StreamLink::send(std::span<const std::byte> frame) {
   if (!conn_ || frame.empty() || frame.size() > kMaxFrame ||
-      out_.size() - out_off_ + frame.size() + 4 > kMaxQueued) {
+      queued_bytes() + frame.size() + 4 > kMaxQueued || out_.size() + frame.size() + 4 > kMaxHeld) {
     ++tx_dropped;
     return false;
   }
@@ -236,19 +252,17 @@ bool StreamLink::send(std::span<const std::byte> frame) {
       return true;
     }
     // Keep the rest, so that the stream stays whole.
-    const auto* hdr = reinterpret_cast<const std::byte*>(&be_len);  // NOLINT
-    for (size_t i = sent; i < 4; ++i) {
-      out_.push_back(hdr[i]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    const auto hdr = std::as_bytes(std::span(&be_len, 1));
+    if (sent < 4) {
+      queue(hdr.subspan(sent));
     }
-    const size_t from = sent > 4 ? sent - 4 : 0;
-    out_.insert(out_.end(), frame.begin() + static_cast<std::ptrdiff_t>(from), frame.end());
+    queue(frame.subspan(sent > 4 ? sent - 4 : 0));
     out_off_ = 0;
     loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
     return true;
   }
-  const auto* hdr = reinterpret_cast<const std::byte*>(&be_len);  // NOLINT
-  out_.insert(out_.end(), hdr, hdr + 4);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-  out_.insert(out_.end(), frame.begin(), frame.end());
+  queue(std::as_bytes(std::span(&be_len, 1)));
+  queue(frame);
   ++tx_frames;
   return true;
 }

@@ -34,6 +34,10 @@ class StreamLink {
   // Frames queued while the socket is full; beyond this they are dropped,
   // as a NIC drops when its transmit ring is full.
   static constexpr size_t kMaxQueued = size_t{8} << 20;
+  // The queue's memory, sent bytes not yet reclaimed included: the sent
+  // head is reclaimed once it is half the buffer, so a peer that reads
+  // steadily but slower than the offered load holds at most this.
+  static constexpr size_t kMaxHeld = 2 * kMaxQueued;
 
   StreamLink(EventLoop& loop, std::string name, RxHandler rx, StateHandler state = nullptr);
   ~StreamLink();
@@ -51,6 +55,9 @@ class StreamLink {
   // too much is queued already.
   bool send(std::span<const std::byte> frame);
   [[nodiscard]] bool connected() const noexcept { return conn_.valid(); }
+  // Bytes waiting for the socket, and the memory the queue holds.
+  [[nodiscard]] size_t queued_bytes() const noexcept { return out_.size() - out_off_; }
+  [[nodiscard]] size_t held_bytes() const noexcept { return out_.capacity(); }
 
   uint64_t rx_frames = 0;
   uint64_t tx_frames = 0;
@@ -63,6 +70,7 @@ class StreamLink {
   void on_events(uint32_t events);
   void on_readable();
   void flush();
+  void queue(std::span<const std::byte> bytes);
   void drop_conn(const char* why);
 
   EventLoop& loop_;
