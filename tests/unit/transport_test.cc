@@ -692,6 +692,29 @@ TEST_F(TransportPair, UcKeyViolationsAreCounted) {
   EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0x5a});
 }
 
+// Nor can a UC QP's R_Key be swept from the wire (issue 24, defect 3): a
+// sender that tries key after key gets a few tries, then the QP is in
+// ERROR with a QP_ACCESS_ERR event, and the right key finds nothing.
+// Before, the QP took every guess silently and the right one landed.
+TEST_F(TransportPair, UcKeySweepPutsTheQpInError) {
+  make(QpType::kUc);
+  const std::vector<std::byte> data(64, std::byte{0x5a});
+  uint32_t psn = 0xfffff0;
+  for (uint32_t key = 0x100; key < 0x200; ++key, psn = (psn + 1) & 0xffffff) {
+    Packet p = write_to_b(1, data, key << 8, Transport::kUc);
+    p.bth.psn = psn;
+    b_->receive(p);
+  }
+  EXPECT_EQ(b_->state(), QpState::kErr);
+  EXPECT_LE(eb_.refused[Refusal::kKey], 16);
+  ASSERT_FALSE(eb_.events.empty());
+  EXPECT_EQ(eb_.events.back(), QpEvent::kAccessErr);
+  Packet right = write_to_b(1, data, 0x200, Transport::kUc);
+  right.bth.psn = psn;
+  b_->receive(right);
+  EXPECT_EQ(eb_.find(0x200)->data[0], std::byte{0});
+}
+
 // A responder answers from RTR on: a passive side (as in ib_read_bw's
 // server) never moves to RTS, yet must serve READs and atomics.
 TEST_F(TransportPair, ResponderInRtrServesReadsAndAtomics) {

@@ -507,12 +507,20 @@ void QpTransport::uc_send(const Packet& pkt, const OpcodeInfo& oi) {
   }
 }
 
+void QpTransport::uc_key_violation() {
+  env_.count_refused(Refusal::kKey);
+  if (++uc_key_violations_ >= kUcKeyViolationLimit) {
+    env_.event(QpEvent::kAccessErr);
+    enter_error();
+  }
+}
+
 void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
   const bool last = (oi.bits & kIsLast) != 0;
   const bool imm = (oi.bits & kHasImm) != 0;
   if ((oi.bits & kIsFirst) != 0) {
     if (!start_write(pkt.reth)) {
-      env_.count_refused(Refusal::kKey);
+      uc_key_violation();
       return;  // UC drops what it cannot place
     }
     uc_msg_ = UcMsg::kWrite;
@@ -532,7 +540,7 @@ void QpTransport::uc_write(const Packet& pkt, const OpcodeInfo& oi) {
   if (!pkt.payload.empty() &&
       env_.remote_write(write_rkey_, write_va_, pkt.payload) != MemStatus::kOk) {
     uc_msg_ = UcMsg::kNone;
-    env_.count_refused(Refusal::kKey);
+    uc_key_violation();
     return;
   }
   write_va_ += pkt.payload.size();

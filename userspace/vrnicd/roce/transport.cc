@@ -159,6 +159,7 @@ void QpTransport::set_state(QpState s) {
     resources_.clear();
     recv_active_ = write_active_ = nak_sent_ = false;
     uc_msg_ = UcMsg::kNone;
+    uc_key_violations_ = 0;
     comm_established_ = false;
     error_completed_ = false;
     retry_deadline_ = rnr_deadline_ = UINT64_MAX;

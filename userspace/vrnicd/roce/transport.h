@@ -319,6 +319,12 @@ uint64_t ack_timeout_us(uint8_t timeout) noexcept;
 
 class QpTransport {
  public:
+  // A UC QP drops a WRITE it cannot place, as the IB spec has it; but a
+  // dropped WRITE tells a sender nothing, so an R_Key could be swept from
+  // the wire.  After this many R_Key violations the QP goes to ERROR with
+  // a QP_ACCESS_ERR event, as a NIC's security counters trip.
+  static constexpr uint32_t kUcKeyViolationLimit = 8;
+
   QpTransport(QpEnv& env, QpConfig cfg);
 
   QpConfig& config() { return cfg_; }
@@ -460,6 +466,7 @@ class QpTransport {
   void send_atomic_ack(uint32_t psn, uint64_t original);
   bool send_read_responses(Resource& r, int* budget);
   void responder_error(NakCode code, uint32_t psn, QpEvent event);
+  void uc_key_violation();
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
   void fail_recv(WcStatus status, uint8_t verr);
   bool take_recv(uint32_t psn);
@@ -500,6 +507,7 @@ class QpTransport {
   uint32_t write_total_ = 0;
   enum class UcMsg : uint8_t { kNone, kSend, kWrite };
   UcMsg uc_msg_ = UcMsg::kNone;  // UC: the message being received
+  uint32_t uc_key_violations_ = 0;
   bool comm_established_ = false;
   std::deque<Resource> resources_;
 };
