@@ -111,8 +111,14 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	}
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
 	mutex_unlock(&dev->obj_xa_lock);
-	/* No event handler may still be looking at it. */
-	vrnic_eq_sync(dev, cq->eqn);
+	/*
+	 * No event handler may still be looking at it: neither its completion
+	 * vector's nor the async one's (a CQ_ERROR handled in the same pass
+	 * as this command's completion).
+	 */
+	vrnic_eq_sync(dev, 0);
+	if (cq->eqn)
+		vrnic_eq_sync(dev, cq->eqn);
 	rdma_user_mmap_entry_remove(cq->mmap_entry);
 	vrnic_reclaim_qbuf(dev, &cq->qb, err);
 	mutex_destroy(&cq->resize_lock);

@@ -8,7 +8,7 @@
  *     rkeys and remote addresses, short atomics; then pure random ones;
  *   - runs a send producer index away, and keeps moving it;
  *   - resizes one CQ from several threads at once;
- *   - overruns a CQ;
+ *   - overruns a CQ, and overruns CQs while destroying them;
  *   - floods UD datagrams through the device's own GID to a QP with no
  *     receives.
  *
@@ -422,6 +422,37 @@ static void attack_overrun(void)
 	pair_destroy(&p);
 }
 
+/*
+ * Overrun CQs and destroy them at once, round after round, while the
+ * device is still reporting the overruns: a CQ_ERROR handled in the same
+ * async pass as DESTROY_CQ's completion must not reach a CQ ib_core is
+ * freeing (under KASAN, make debug-kernel, a use after free).
+ */
+static void attack_overrun_destroy(int seconds)
+{
+	int64_t end = now_ms() + (int64_t)seconds * 1000;
+	struct qp_opts o = default_opts();
+	unsigned long rounds = 0;
+	struct pair p;
+	int i;
+
+	o.cqe = 1;
+	o.max_send_wr = 64;
+	while (now_ms() < end) {
+		if (!pair_create(&p, IBV_QPT_RC, &o)) {
+			FAILED("overrun while destroying: no QP pair: %s", why);
+			return;
+		}
+		for (i = 0; i < 64; i++)
+			post_write(&p, (uint64_t)i, IBV_SEND_SIGNALED, 0, 0);
+		pair_destroy(&p);
+		rounds++;
+	}
+	printf("hostile: %lu CQs overrun and destroyed at once\n", rounds);
+	if (!rounds)
+		FAILED("overrun while destroying: no round ran");
+}
+
 /* ------------------------------------------------------------------ */
 /* UD flood through the device's own GID                                */
 
@@ -506,6 +537,7 @@ int main(int argc, char **argv)
 	attack_malformed(12);
 	attack_resize();
 	attack_overrun();
+	attack_overrun_destroy(seconds / 4 > 0 ? seconds / 4 : 1);
 	attack_ud_flood(seconds / 3 > 0 ? seconds / 3 : 1);
 	if (runaway)
 		pthread_join(runaway, NULL);

@@ -3,7 +3,8 @@
 #
 # A hostile guest user (vrnic_hostile, run as nobody) attacks the device
 # through its own mapped rings and doorbell records: malformed and random
-# WQEs, a runaway producer, one CQ resized from four threads, a CQ overrun,
+# WQEs, a runaway producer, one CQ resized from four threads, a CQ overrun
+# (and CQs overrun while being destroyed),
 # a UD flood.  Meanwhile a well-behaved process moves 64 MiB at a time
 # through the same device and checks every byte.  The device must stay
 # READY and serve the good process intact, every bad WQE must complete with
