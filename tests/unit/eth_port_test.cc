@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -599,4 +600,42 @@ TEST(EthPortSwitching, TapWireExchangesFramesWithTheHost) {
     GTEST_SKIP() << why;
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << why;
+}
+
+// A capture holds what the guests said, keys and all (issue 24, defect
+// 7): it is created 0600 whatever the umask, through no symbolic link,
+// and not into a file another user made.
+TEST(Pcap, CaptureIsTheUsersAlone) {
+  char dir[] = "/tmp/vrnic-pcap-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/wire.pcap";
+  const std::string link = std::string(dir) + "/link.pcap";
+  const std::string target = std::string(dir) + "/target";
+  std::string err;
+  const mode_t old = umask(0);
+  {
+    vrnicd::PcapWriter w;
+    ASSERT_TRUE(w.open(file, &err)) << err;
+  }
+  umask(old);
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  {
+    vrnicd::PcapWriter w;
+    EXPECT_FALSE(w.open(link, &err));
+  }
+  EXPECT_NE(stat(target.c_str(), &st), 0) << "the capture followed the link";
+
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(file.c_str(), 65534, 65534), 0);
+    vrnicd::PcapWriter w;
+    EXPECT_FALSE(w.open(file, &err));
+    EXPECT_NE(err.find("owned by uid 65534"), std::string::npos) << err;
+  }
+  unlink(link.c_str());
+  unlink(file.c_str());
+  rmdir(dir);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -123,6 +124,24 @@ TEST(GuestMemoryFile, MapsAFileWithTheQ35Layout) {
   unlink(path);
   EXPECT_FALSE(GuestMemory::map_file(path, 0, &err));
   EXPECT_NE(err.find(path), std::string::npos);
+}
+
+// Another user's RAM file is refused (issue 24, defect 7): a user who
+// created the file before QEMU would own the guest's memory.
+TEST(GuestMemoryFile, AnotherUsersFileIsRefused) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "needs root, to give the file to another user";
+  }
+  char path[] = "/tmp/vrnic-guestmem-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 1 << 20), 0);
+  ASSERT_EQ(fchown(fd, 65534, 65534), 0);
+  close(fd);
+  std::string err;
+  EXPECT_FALSE(GuestMemory::map_file(path, 0, &err));
+  EXPECT_NE(err.find("owned by uid 65534"), std::string::npos) << err;
+  unlink(path);
 }
 
 }  // namespace

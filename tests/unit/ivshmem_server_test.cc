@@ -6,7 +6,11 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bar2.h"
 #include "config.h"
@@ -206,6 +210,57 @@ TEST(IvshmemKeeper, HandsTheDeviceToTheNextServer) {
   EXPECT_TRUE(gone) << "the keeper outlived its client";
   EXPECT_FALSE(vrnicd::adopt_from_keeper(kp, 2, 4, &err));
   EXPECT_EQ(err, "");  // no keeper: a device of one's own
+}
+
+// A keeper socket whose listener runs as another user is not adopted
+// (issue 24, defect 7): whoever listens there first would hand vrnicd a
+// device and guest memory of its choosing.
+TEST(IvshmemKeeper, AnotherUsersKeeperIsRefused) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "needs root, to run a keeper as another user";
+  }
+  char dir[] = "/tmp/vrnic-keeper-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  ASSERT_EQ(chmod(dir, 0777), 0);
+  const std::string kp = vrnicd::keeper_path(std::string(dir) + "/ivshmem.sock");
+  std::array<int, 2> qemu{};  // the keeper lives while its "QEMU" end is open
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qemu.data()), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(qemu[1]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) {
+      _exit(2);
+    }
+    const int shm = memfd_create("bar", MFD_CLOEXEC);
+    std::vector<int> doorbells = {eventfd(0, EFD_CLOEXEC), eventfd(0, EFD_CLOEXEC)};
+    std::vector<int> irqs;
+    for (int i = 0; i < 4; ++i) {
+      irqs.push_back(eventfd(0, EFD_CLOEXEC));
+    }
+    vrnicd::UniqueFd lease;
+    std::string err;
+    // Its lease closes as this process exits: the device is up for grabs.
+    _exit(vrnicd::start_keeper(kp, shm, qemu[0], doorbells, irqs, &lease, &err) ? 0 : 1);
+  }
+  close(qemu[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::string err;
+  std::optional<vrnicd::KeptDevice> kept;
+  for (int i = 0; i < 20 && !kept && err.empty(); ++i) {
+    kept = vrnicd::adopt_from_keeper(kp, 2, 4, &err);
+    usleep(10000);
+  }
+  EXPECT_FALSE(kept) << "adopted a device from uid 65534's keeper";
+  EXPECT_NE(err.find("uid 65534"), std::string::npos) << err;
+  close(qemu[1]);  // the keeper goes
+  for (int i = 0; i < 100 && access(kp.c_str(), F_OK) == 0; ++i) {
+    usleep(20000);
+  }
+  unlink(kp.c_str());
+  rmdir(dir);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "eth_port.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "log.h"
 #include "roce/packet.h"
+#include "unix_socket.h"
 
 namespace vrnicd {
 
@@ -110,9 +112,20 @@ bool FaultInjector::flush(const Sink& out) {
 PcapWriter::~PcapWriter() { flush(); }
 
 bool PcapWriter::open(const std::string& path, std::string* err) {
-  fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // A capture holds what the guests said, keys included: the user's
+  // alone, and never through a link someone else planted.
+  fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd_) {
     *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!owner_is_trusted(fd_.get(), path, err)) {
+    fd_.reset();
+    return false;
+  }
+  if (::fchmod(fd_.get(), 0600) != 0 || ::ftruncate(fd_.get(), 0) != 0) {
+    *err = path + ": " + std::strerror(errno);
+    fd_.reset();
     return false;
   }
   struct {

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "unix_socket.h"
+
 namespace vrnicd {
 namespace {
 
@@ -37,6 +39,10 @@ std::optional<GuestMemory> GuestMemory::map_file(const std::string& path, uint64
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd) {
     *err = path + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  // Another user's file is another user's window into the guest.
+  if (!owner_is_trusted(fd.get(), path, err)) {
     return std::nullopt;
   }
   struct stat st {};

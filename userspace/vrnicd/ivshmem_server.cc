@@ -142,6 +142,12 @@ void IvshmemServer::on_accept() {
     LOG_WARN("ivshmem: refusing a second client; one QEMU per vrnicd");
     return;
   }
+  // The client gets the device's registers, doorbells and interrupts.
+  std::string why;
+  if (!peer_is_trusted(fd.get(), "ivshmem: " + path_, &why)) {
+    LOG_WARN("%s", why.c_str());
+    return;
+  }
   client_ = std::move(fd);
   if (!handshake() || !watch()) {
     drop_client();

@@ -91,10 +91,18 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
   return n == static_cast<ssize_t>(sizeof(*h)) && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
-// The keeper process: hand the fds to whoever asks, until QEMU hangs up.
-// A fork of vrnicd, so only async-signal-safe calls from here on.
-// The keeper process: hand the fds to the next vrnicd once the current
-// one (whose end of the lease is owner) is gone, until QEMU hangs up.  A
+// Whether the peer of socket c runs as vrnicd's user or root, with
+// async-signal-safe calls only.
+bool peer_trusted_raw(int c) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  return ::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+         (cred.uid == ::geteuid() || cred.uid == 0);
+}
+
+// The keeper process: hand the fds to the next vrnicd (of vrnicd's own
+// user) once the current one (whose end of the lease is owner) is gone,
+// until QEMU hangs up.  A
 // fork of vrnicd, so only async-signal-safe calls from here on.
 [[noreturn]] void keeper_main(int listen_fd, int owner, const char* path, ino_t ino,
                               const Header& h, const std::vector<int>& fds,
@@ -132,7 +140,9 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
     }
     if ((p[0].revents & POLLIN) != 0) {
       const int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c >= 0 && owner >= 0) {
+      if (c >= 0 && !peer_trusted_raw(c)) {
+        ::close(c);  // the device goes only to vrnicd's own user
+      } else if (c >= 0 && owner >= 0) {
         send_fds(c, busy, {});
         ::close(c);
       } else if (c >= 0) {
@@ -172,9 +182,12 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
   }
   ::unlink(path.c_str());
   struct stat st {};
+  // Only vrnicd's user may connect: the keeper hands out guest RAM.
+  const mode_t old_mask = ::umask(0077);
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  if (::bind(lfd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(lfd.get(), 4) != 0 || ::stat(path.c_str(), &st) != 0) {
+  const int bound = ::bind(lfd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::umask(old_mask);
+  if (bound != 0 || ::listen(lfd.get(), 4) != 0 || ::stat(path.c_str(), &st) != 0) {
     *err = path + ": " + std::strerror(errno);
     return false;
   }
@@ -246,6 +259,9 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
       *err = path + ": " + std::strerror(errno);
     }
     return std::nullopt;  // no keeper: a device of our own
+  }
+  if (!peer_is_trusted(sock.get(), path, err)) {
+    return std::nullopt;  // someone else's listener: not our device
   }
   Header h{};
   std::vector<UniqueFd> fds;

@@ -45,4 +45,36 @@ UniqueFd listen_unix(const std::string& path, int backlog, bool owner_only, std:
   return fd;
 }
 
+bool trusted_uid(uid_t uid) noexcept { return uid == ::geteuid() || uid == 0; }
+
+bool owner_is_trusted(int fd, const std::string& what, std::string* err) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *err = what + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!trusted_uid(st.st_uid)) {
+    *err = what + ": owned by uid " + std::to_string(st.st_uid) + ", not by vrnicd's user (uid " +
+           std::to_string(::geteuid()) + "); refusing it";
+    return false;
+  }
+  return true;
+}
+
+bool peer_is_trusted(int fd, const std::string& what, std::string* err) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    *err = what + ": SO_PEERCRED: " + std::strerror(errno);
+    return false;
+  }
+  if (!trusted_uid(cred.uid)) {
+    *err = what + ": the peer (pid " + std::to_string(cred.pid) + ") runs as uid " +
+           std::to_string(cred.uid) + ", not as vrnicd's user (uid " + std::to_string(::geteuid()) +
+           "); refusing it";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace vrnicd
