@@ -783,6 +783,40 @@ TEST_F(MwTest, Type2WindowRangeRightsQpAndInvalidation) {
   EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo, k1), VRNIC_CQE_REM_ACCESS_ERR);
 }
 
+// A type 2 window goes with its QP (issue 24, defect 8): once the QP is
+// destroyed, a later QP that gets the same QPN does not inherit the
+// window, and the window can be bound again.  Before, the new QP's peer
+// wrote through it.
+TEST_F(MwTest, Type2WindowDoesNotOutliveItsQp) {
+  pair();
+  const uint32_t mw = alloc(VRNIC_MW_TYPE_2);
+  const uint32_t key = (mw & ~0xffU) | 0x51;
+  ASSERT_EQ(bind(b_, key, buf_b_, 8192, key_b_, kRw), bound());
+  ASSERT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_, key), VRNIC_CQE_SUCCESS);
+  const uint32_t old_qpn = b_.qpn;
+  ASSERT_EQ(dp_.destroy_qp(old_qpn), VRNIC_AQ_STATUS_OK);
+  // QPNs rotate: create and destroy until the number comes round again.
+  bool same = false;
+  for (int i = 0; i < 2048 && !same; ++i) {
+    ASSERT_EQ(dp_.recreate_qp(pd_, cq_, cq_, &b_), VRNIC_AQ_STATUS_OK);
+    same = b_.qpn == old_qpn;
+    if (!same) {
+      ASSERT_EQ(dp_.destroy_qp(b_.qpn), VRNIC_AQ_STATUS_OK);
+    }
+  }
+  ASSERT_TRUE(same);
+  a_ = {};
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  const auto before = snapshot(buf_b_, 8192);
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, buf_b_, key), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_TRUE(unchanged(buf_b_, before));
+  pair();
+  const uint32_t again = (mw & ~0xffU) | 0x52;
+  EXPECT_EQ(bind(b_, again, buf_b_, 8192, key_b_, kRw), bound());  // free again
+}
+
 TEST_F(MwTest, Type1WindowAndTheBindRules) {
   pair();
   const uint32_t mw = alloc(VRNIC_MW_TYPE_1);

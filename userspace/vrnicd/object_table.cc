@@ -571,6 +571,13 @@ uint8_t ObjectTable::destroy_qp(uint32_t qpn) {
   if (links.srq != nullptr) {
     --links.srq->refs;
   }
+  // A type 2 window is bound to its QP and goes free with it: a later QP
+  // with the same number must not inherit it.
+  for (const auto& mw : mrs_) {
+    if (mw && mw->mw_type == VRNIC_MW_TYPE_2 && mw->state == MrState::kValid && mw->mw_qpn == qpn) {
+      unbind(mw.get());
+    }
+  }
   for (McastGroup& g : mcast_) {
     std::erase(g.qpns, qpn);
   }
