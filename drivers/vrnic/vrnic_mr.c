@@ -302,6 +302,9 @@ int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	if (!(dev->attrs.dev_caps & VRNIC_DEV_CAP_MW))
 		return -EOPNOTSUPP;
+	/* libvrnic passes nothing in; anything else is not understood. */
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
 	err = vrnic_cmd_alloc_mw(dev, to_vpd(ibmw->pd)->pdn, type, &mw->key);
 	if (err)
 		return err;

@@ -9,6 +9,7 @@
  *   - runs a send producer index away, and keeps moving it;
  *   - resizes one CQ from several threads at once;
  *   - overruns a CQ, and overruns CQs while destroying them;
+ *   - allocates a memory window with driver data vrnic does not define;
  *   - floods UD datagrams through the device's own GID to a QP with no
  *     receives.
  *
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #include "verbs_common.h"
 #include "vrnic-hw.h"
@@ -453,6 +455,36 @@ static void attack_overrun_destroy(int seconds)
 		FAILED("overrun while destroying: no round ran");
 }
 
+/*
+ * ALLOC_MW through the uverbs write interface, with driver data vrnic
+ * does not define: the driver must refuse it, not ignore it (as it would
+ * ignore a request from a newer library that it cannot honour).
+ */
+static void attack_alloc_mw_udata(void)
+{
+	struct ib_uverbs_cmd_hdr hdr = { .command = IB_USER_VERBS_CMD_ALLOC_MW };
+	struct ib_uverbs_alloc_mw cmd = { .mw_type = IBV_MW_TYPE_1 };
+	struct ib_uverbs_alloc_mw_resp resp;
+	__u64 driver_data = 0x5a5a;
+	uint64_t req[8];
+	size_t len = sizeof(hdr) + sizeof(cmd) + sizeof(driver_data);
+	ssize_t n;
+
+	memset(&resp, 0, sizeof(resp));
+	hdr.in_words = (__u16)(len / 4);
+	hdr.out_words = (__u16)(sizeof(resp) / 4);
+	cmd.response = (uintptr_t)&resp;
+	cmd.pd_handle = E.pd->handle;
+	memcpy(req, &hdr, sizeof(hdr));
+	memcpy((char *)req + sizeof(hdr), &cmd, sizeof(cmd));
+	memcpy((char *)req + sizeof(hdr) + sizeof(cmd), &driver_data, sizeof(driver_data));
+	n = write(E.ctx->cmd_fd, req, len);
+	printf("hostile: ALLOC_MW with driver data: %s\n",
+	       n < 0 ? strerror(errno) : "accepted");
+	if (n >= 0)
+		FAILED("ALLOC_MW with non-zero driver data was accepted (rkey %#x)", resp.rkey);
+}
+
 /* ------------------------------------------------------------------ */
 /* UD flood through the device's own GID                                */
 
@@ -538,6 +570,7 @@ int main(int argc, char **argv)
 	attack_resize();
 	attack_overrun();
 	attack_overrun_destroy(seconds / 4 > 0 ? seconds / 4 : 1);
+	attack_alloc_mw_udata();
 	attack_ud_flood(seconds / 3 > 0 ? seconds / 3 : 1);
 	if (runaway)
 		pthread_join(runaway, NULL);
