@@ -5,7 +5,14 @@
 #include "control.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <array>
+#include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -191,6 +198,73 @@ TEST_F(ControlTest, TraceShowsWqeWirePacketsAndCqesInOrder) {
 TEST_F(ControlTest, FaultNeedsAWire) {
   const json f = ask(R"({"cmd":"fault","drop":0.1})");
   EXPECT_FALSE(f.at("ok").get<bool>());
+}
+
+// The control socket is for vrnicd's own user, but even so one client
+// cannot take every slot or keep one forever (issue 24, defect 8): a user
+// gets at most kMaxClientsPerUid connections at once, and a connection
+// that sends nothing is closed after the idle timeout.  Before, sixteen
+// idle connections locked vrnicctl out for good.
+TEST_F(ControlTest, ClientsPerUserAndIdleConnectionsAreLimited) {
+  char dir[] = "/tmp/vrnic-ctl-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/ctl";
+  control_.set_idle_ms(1000);
+  std::string err;
+  ASSERT_TRUE(control_.listen(path, &err)) << err;
+  const auto open_one = [&] {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    loop_.run_once(10);
+    return fd;
+  };
+  // Closed by the server: a read sees the end (or a reset).
+  const auto closed = [&](int fd) {
+    for (int i = 0; i < 10; ++i) {
+      loop_.run_once(2);
+    }
+    pollfd p{fd, POLLIN, 0};
+    char c = 0;
+    return ::poll(&p, 1, 0) == 1 && ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+  };
+  std::vector<int> fds;
+  for (size_t i = 0; i < vrnicd::ControlServer::kMaxClientsPerUid + 1; ++i) {
+    fds.push_back(open_one());
+  }
+  for (size_t i = 0; i < vrnicd::ControlServer::kMaxClientsPerUid; ++i) {
+    EXPECT_FALSE(closed(fds[i])) << i;
+  }
+  EXPECT_TRUE(closed(fds.back())) << "a fifth connection of one user was kept";
+  // Idle for longer than the timeout: all closed, and a new one is served.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1600);
+  while (std::chrono::steady_clock::now() < until) {
+    loop_.run_once(20);
+  }
+  for (size_t i = 0; i < vrnicd::ControlServer::kMaxClientsPerUid; ++i) {
+    EXPECT_TRUE(closed(fds[i])) << "idle connection " << i << " was kept";
+  }
+  const int fd = open_one();
+  const std::string req = "{\"cmd\":\"status\"}\n";
+  ASSERT_EQ(::write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::string got;
+  for (int i = 0; i < 100 && got.find('\n') == std::string::npos; ++i) {
+    loop_.run_once(10);
+    std::array<char, 4096> buf{};
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      got.append(buf.data(), static_cast<size_t>(n));
+    }
+  }
+  EXPECT_NE(got.find("\"ok\":true"), std::string::npos) << got;
+  for (const int f : fds) {
+    ::close(f);
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace

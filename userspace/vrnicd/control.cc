@@ -335,6 +335,9 @@ ControlServer::ControlServer(EventLoop& loop, Device& dev, EthPort& port)
     : loop_(loop), dev_(dev), port_(port) {}
 
 ControlServer::~ControlServer() {
+  if (sweep_timer_ >= 0) {
+    loop_.remove_timer(sweep_timer_);
+  }
   while (!clients_.empty()) {
     drop(clients_.back()->fd.get());
   }
@@ -352,7 +355,21 @@ bool ControlServer::listen(const std::string& path, std::string* err) {
     return false;
   }
   path_ = path;
+  sweep_timer_ = loop_.add_timer(std::max<uint32_t>(idle_ms_ / 4, 10), [this] { sweep_idle(); });
   return loop_.add(listen_.get(), EPOLLIN, [this](uint32_t) { on_accept(); });
+}
+
+void ControlServer::sweep_idle() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<int> idle;
+  for (const auto& c : clients_) {
+    if (c->trace_sub == 0 && now - c->active > std::chrono::milliseconds(idle_ms_)) {
+      idle.push_back(c->fd.get());
+    }
+  }
+  for (const int fd : idle) {
+    drop(fd);
+  }
 }
 
 void ControlServer::on_accept() {
@@ -363,9 +380,21 @@ void ControlServer::on_accept() {
   if (clients_.size() >= kMaxClients) {
     return;  // closed: too many at once
   }
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return;
+  }
+  if (std::count_if(clients_.begin(), clients_.end(), [&](const auto& c) {
+        return c->uid == cred.uid;
+      }) >= static_cast<std::ptrdiff_t>(kMaxClientsPerUid)) {
+    return;  // closed: that user has enough open
+  }
   const int n = fd.get();
   auto c = std::make_unique<Client>();
   c->fd = std::move(fd);
+  c->uid = cred.uid;
+  c->active = std::chrono::steady_clock::now();
   clients_.push_back(std::move(c));
   loop_.add(n, EPOLLIN | EPOLLRDHUP, [this, n](uint32_t ev) { on_client(n, ev); });
 }
@@ -398,6 +427,7 @@ void ControlServer::on_client(int fd, uint32_t events) {
   if (c.trace_sub != 0 || c.closing) {
     return;  // one request per connection
   }
+  c.active = std::chrono::steady_clock::now();
   c.in.append(buf.data(), static_cast<size_t>(n));
   if (c.in.find('\n') != std::string::npos) {
     handle_line(c);
@@ -507,6 +537,7 @@ bool ControlServer::flush(Client& c) {
       return false;
     }
     c.out.erase(0, static_cast<size_t>(n));
+    c.active = std::chrono::steady_clock::now();
   }
   loop_.modify(c.fd.get(), EPOLLIN | EPOLLRDHUP);
   return !c.closing;

@@ -14,6 +14,9 @@
 // fields.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,6 +62,13 @@ class ControlServer {
   // Requests are short: a longer line is refused.
   static constexpr size_t kMaxRequest = 4096;
   static constexpr size_t kMaxClients = 16;
+  // No user holds more than this many connections at once, so that one
+  // cannot take every slot.
+  static constexpr size_t kMaxClientsPerUid = 4;
+  // A connection that does nothing for this long is closed (a trace
+  // subscription is never idle: it is waiting for the device).
+  static constexpr uint32_t kIdleMs = 10000;
+  void set_idle_ms(uint32_t ms) noexcept { idle_ms_ = ms; }
 
  private:
   struct Client {
@@ -68,7 +78,10 @@ class ControlServer {
     int trace_sub = 0;     // a trace subscription, or 0
     uint64_t lost = 0;     // trace lines dropped: the reader was too slow
     bool closing = false;  // close once out is written
+    uid_t uid = 0;
+    std::chrono::steady_clock::time_point active;  // accepted, or last read or written
   };
+  void sweep_idle();
   void on_accept();
   void on_client(int fd, uint32_t events);
   void handle_line(Client& c);
@@ -84,6 +97,8 @@ class ControlServer {
   std::string path_;
   UniqueFd listen_;
   Clients clients_;
+  uint32_t idle_ms_ = kIdleMs;
+  int sweep_timer_ = -1;
 };
 
 }  // namespace vrnicd
