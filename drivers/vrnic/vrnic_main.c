@@ -85,28 +85,75 @@ void vrnic_dev_fatal(struct vrnic_dev *dev, const char *why)
 /*
  * Probing a device again after it recovered, from the module's own
  * workqueue: the probe replaces the vrnic_dev, so the work cannot be
- * the device's.
+ * the device's.  A reprobe that is queued or under way when the admin
+ * unbinds the device (vrnic_remove() not called by the reprobe itself) is
+ * cancelled: it must not bind again a device the admin just took away.
  */
 static struct workqueue_struct *vrnic_wq;
 static DEFINE_SPINLOCK(vrnic_wq_lock);
 static bool vrnic_unloading;	/* protected by vrnic_wq_lock */
+static LIST_HEAD(vrnic_reprobes);	/* protected by vrnic_wq_lock */
+
+/* For tests: how long a reprobe waits in the queue. */
+static unsigned int reprobe_delay_ms;
+module_param(reprobe_delay_ms, uint, 0644);
+MODULE_PARM_DESC(reprobe_delay_ms,
+		 "delay before a recovered device is probed again (ms; for tests)");
 
 struct vrnic_reprobe {
-	struct work_struct work;
+	struct delayed_work work;
 	struct pci_dev *pdev;
+	struct list_head node;
+	bool cancelled;		/* protected by vrnic_wq_lock */
 };
 
 static void vrnic_reprobe(struct work_struct *work)
 {
-	struct vrnic_reprobe *r = container_of(work, struct vrnic_reprobe, work);
+	struct vrnic_reprobe *r = container_of(to_delayed_work(work),
+					       struct vrnic_reprobe, work);
+	bool cancelled;
 	int err;
 
+	spin_lock(&vrnic_wq_lock);
+	cancelled = r->cancelled;
+	spin_unlock(&vrnic_wq_lock);
 	/* Unbinds (vrnic_remove()) and probes again, under the device lock. */
-	err = device_reprobe(&r->pdev->dev);
-	if (err)
+	err = cancelled ? 0 : device_reprobe(&r->pdev->dev);
+	spin_lock(&vrnic_wq_lock);
+	cancelled = r->cancelled;
+	list_del(&r->node);
+	spin_unlock(&vrnic_wq_lock);
+	if (cancelled)
+		dev_info(&r->pdev->dev, "unbound while it recovered: left unbound\n");
+	else if (err)
 		dev_err(&r->pdev->dev, "probing the device again failed: %d\n", err);
 	pci_dev_put(r->pdev);
 	kfree(r);
+}
+
+/*
+ * The device is being unbound, or probed.  Called by the reprobe work of
+ * pdev itself, that is the reprobe; called by anyone else, it cancels
+ * the reprobes of pdev.  Returns whether a cancelled reprobe is the
+ * caller: its probe must not bind the device.
+ */
+static bool vrnic_cancel_reprobes(struct pci_dev *pdev)
+{
+	struct work_struct *self = current_work();
+	struct vrnic_reprobe *r;
+	bool cancelled_self = false;
+
+	spin_lock(&vrnic_wq_lock);
+	list_for_each_entry(r, &vrnic_reprobes, node) {
+		if (r->pdev != pdev)
+			continue;
+		if (self == &r->work.work)
+			cancelled_self = r->cancelled;
+		else
+			r->cancelled = true;
+	}
+	spin_unlock(&vrnic_wq_lock);
+	return cancelled_self;
 }
 
 static void vrnic_schedule_reprobe(struct pci_dev *pdev)
@@ -116,11 +163,13 @@ static void vrnic_schedule_reprobe(struct pci_dev *pdev)
 	/* Out of memory: the device stays dead; rebinding it recovers. */
 	if (!r)
 		return;
-	INIT_WORK(&r->work, vrnic_reprobe);
+	INIT_DELAYED_WORK(&r->work, vrnic_reprobe);
 	r->pdev = pci_dev_get(pdev);
 	spin_lock(&vrnic_wq_lock);
 	if (!vrnic_unloading) {
-		queue_work(vrnic_wq, &r->work);
+		list_add_tail(&r->node, &vrnic_reprobes);
+		queue_delayed_work(vrnic_wq, &r->work,
+				   msecs_to_jiffies(READ_ONCE(reprobe_delay_ms)));
 		r = NULL;
 	}
 	spin_unlock(&vrnic_wq_lock);
@@ -570,6 +619,9 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	struct vrnic_dev *dev;
 	int err;
 
+	/* A reprobe of a device the admin unbound meanwhile: leave it so. */
+	if (vrnic_cancel_reprobes(pdev))
+		return -ENODEV;
 	err = pci_enable_device_mem(pdev);
 	if (err)
 		return err;
@@ -629,6 +681,7 @@ static void vrnic_remove(struct pci_dev *pdev)
 	struct vrnic_dev *dev = pci_get_drvdata(pdev);
 
 	/* Going away: no reset and reprobe behind our back. */
+	vrnic_cancel_reprobes(pdev);
 	vrnic_stop_recovery(dev);
 	vrnic_ib_unregister(dev);
 	vrnic_remove_dev(dev);
@@ -662,9 +715,18 @@ static int __init vrnic_init(void)
 
 static void __exit vrnic_exit(void)
 {
-	/* A reprobe under way finishes first; no new one starts. */
+	struct vrnic_reprobe *r;
+
+	/*
+	 * A reprobe under way finishes first; no new one starts, and those
+	 * still waiting run now, cancelled.
+	 */
 	spin_lock(&vrnic_wq_lock);
 	vrnic_unloading = true;
+	list_for_each_entry(r, &vrnic_reprobes, node) {
+		r->cancelled = true;
+		mod_delayed_work(vrnic_wq, &r->work, 0);
+	}
 	spin_unlock(&vrnic_wq_lock);
 	flush_workqueue(vrnic_wq);
 	pci_unregister_driver(&vrnic_pci_driver);

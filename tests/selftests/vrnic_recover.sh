@@ -8,14 +8,15 @@
 # must wake, and nothing may hang.  Then the device must come back without
 # a reboot: by itself once vrnicd answers a reset again (a new vrnicd takes
 # the device over from its keeper), or through rmmod and insmod; every
-# time a verified transfer runs after.  dmesg stays free of warnings.
+# time a verified transfer runs after.  A device the admin unbinds while
+# its reprobe is queued stays unbound.  dmesg stays free of warnings.
 # boots: one
 # tags: lifecycle
 # order: 90
 source "$(dirname "$0")/lib.sh"
 require_vm
 
-ktap_plan 15
+ktap_plan 17
 
 xfer=$VRNIC_BUILD/tests/selftests/vrnic_xfer
 uctx=$VRNIC_BUILD/tests/selftests/vrnic_uctx
@@ -180,6 +181,32 @@ rc=$?
 verified_transfer kill2
 ktap_check "after insmod the device is back (ACTIVE after ${back_s}s) and a transfer verifies" \
 	$((rc | $?)) "$(tail -n 3 "$tmp/kill2.cli" "$tmp/kill2.srv")"
+
+# 5. The admin unbinds the device while its recovery's reprobe waits in
+# the queue (reprobe_delay_ms holds it there): it stays unbound, and binds
+# again when the admin says so.
+bdf=$(basename "$(readlink -f "/sys/class/infiniband/$VRNIC_IBDEV/device")")
+echo 5000 >/sys/module/vrnic/parameters/reprobe_delay_ms
+mark=$(dmesg_mark)
+reset_seen() { dmesg_since "$mark" | grep -q "device reset; probing it again"; }
+host_request stop-vrnicd 0 12 >/dev/null
+retry 600 0.1 reset_seen
+rc=$?
+echo "$bdf" >/sys/bus/pci/drivers/vrnic/unbind
+nap 8
+[[ $rc == 0 && ! -e /sys/bus/pci/devices/$bdf/driver ]] &&
+	dmesg_since "$mark" | grep -q "unbound while it recovered: left unbound"
+ktap_check "unbound while its reprobe was queued: the device stays unbound" $? \
+	"$(ls -l "/sys/bus/pci/devices/$bdf/driver" 2>&1; dmesg_since "$mark" | tail -n 8)"
+echo 0 >/sys/module/vrnic/parameters/reprobe_delay_ms
+mark=$(dmesg_mark)
+t0=$SECONDS
+echo "$bdf" >/sys/bus/pci/drivers/vrnic/bind
+came_back "$t0"
+rc=$?
+verified_transfer unbind
+ktap_check "bound again by the admin, the device is back (ACTIVE after ${back_s}s) and a transfer verifies" \
+	$((rc | $?)) "$(tail -n 3 "$tmp/unbind.cli" "$tmp/unbind.srv")"
 
 trouble=$(dmesg_since "$mark_all" | kernel_trouble)
 [[ -z $trouble ]]
