@@ -10,47 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "fuzz_frames.h"
 #include "fuzz_rig.h"
 #include "roce/packet.h"
-
-namespace {
-
-using vrnic_fuzz::DataPath;
-using vrnicd::roce::Packet;
-
-Packet structured(vrnic_fuzz::Input& in, vrnic_fuzz::Rig& rig) {
-  Packet p;
-  p.path.ipv4 = true;
-  std::copy(DataPath::kGid.begin(), DataPath::kGid.end(), p.path.sgid.begin());
-  p.path.dgid = p.path.sgid;
-  std::copy(DataPath::kMac.begin(), DataPath::kMac.end(), p.path.smac.begin());
-  p.path.dmac = p.path.smac;
-  p.bth.opcode = in.u8();
-  const uint8_t qsel = in.u8();
-  p.bth.dest_qp = qsel < 0xf0 ? rig.qp(qsel).qpn : in.get<uint32_t>() & 0xffffff;
-  const uint8_t flags = in.u8();
-  p.bth.solicited = (flags & 1) != 0;
-  p.bth.ack_req = (flags & 2) != 0;
-  p.bth.pkey = (flags & 4) != 0 ? in.get<uint16_t>() : vrnicd::roce::kDefaultPkey;
-  p.bth.psn = in.get<uint32_t>() & 0xffffff;
-  p.reth.va = in.get<uint64_t>();
-  p.reth.rkey = in.get<uint32_t>();
-  p.reth.length = in.get<uint32_t>();
-  p.aeth_syndrome = in.u8();
-  p.aeth_msn = in.get<uint32_t>() & 0xffffff;
-  p.atomic.va = p.reth.va;
-  p.atomic.rkey = p.reth.rkey;
-  p.atomic.swap_add = in.get<uint64_t>();
-  p.atomic.compare = in.get<uint64_t>();
-  p.atomic_ack = p.atomic.compare;
-  p.imm = in.get<uint32_t>();
-  p.ieth = p.imm;
-  p.deth.qkey = (flags & 8) != 0 ? in.get<uint32_t>() : 0x1234;
-  p.deth.src_qp = rig.qp(in.u8()).qpn;
-  return p;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static vrnic_fuzz::Rig rig;
@@ -66,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const auto raw = in.bytes(len);
       rig.dp().dev().engine().receive_frame(raw);
     } else {
-      Packet p = structured(in, rig);
+      vrnicd::roce::Packet p = vrnic_fuzz::structured_packet(in, rig);
       const auto payload = in.bytes(len);
       p.payload = payload;
       vrnicd::roce::encode_frame(p, &frame);

@@ -2,12 +2,17 @@
 //
 // The device the data-path fuzzers attack: one vrnicd Device over a fake
 // guest RAM (see tests/unit/datapath.h) with connected pairs of RC, UC and
-// UD QPs, an MR over their buffers, and receives posted.  reset() brings
-// it back to that state between inputs, so that inputs are independent.
+// UD QPs, an MR over their buffers, a fast-register MR, a type 1 and a
+// type 2 window, and receives posted.  reset() brings it back to that
+// state between inputs, so that inputs are independent.  patch_keys()
+// puts the rig's keys into a raw WQE, so that fast registration, binds
+// and invalidations get past the key lookup.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "datapath.h"
 #include "log.h"
@@ -68,9 +73,52 @@ class Rig {
     }
   }
 
+  // The MRs and windows: the two MRs, the fast-register MR, the windows.
+  static constexpr size_t kKeys = 5;
+  [[nodiscard]] uint32_t key(size_t i) const {
+    const std::array<uint32_t, kKeys> k = {key_, ro_key_, frwr_key_, mw1_key_, mw2_key_};
+    return k.at(i % kKeys);
+  }
+
+  // Put one of the rig's keys where a raw send WQE of the opcode in its
+  // header names a key: REG_MR's key, BIND_MW's window and MR,
+  // LOCAL_INV's and SEND_WITH_INV's key, an RDMA rkey, the first SGE's
+  // lkey.  sel chooses the keys; the low 8 bits (the consumer's part of a
+  // fast-register key) may change.
+  void patch_keys(std::vector<std::byte>* wqe, uint8_t sel) const {
+    const auto put = [wqe](size_t off, uint32_t v) {
+      if (off + sizeof(v) <= wqe->size()) {
+        std::memcpy(wqe->data() + off, &v, sizeof(v));
+      }
+    };
+    if (wqe->size() < 16) {
+      return;
+    }
+    const auto opcode = static_cast<uint8_t>((*wqe)[8]);
+    const uint32_t k = key(sel) ^ ((sel & 0x80) != 0 ? (sel & 0x7) : 0);
+    switch (opcode) {
+      case VRNIC_WQE_REG_MR:
+        put(offsetof(vrnic_sqe_reg_mr, key), k);
+        break;
+      case VRNIC_WQE_BIND_MW:
+        put(offsetof(vrnic_sqe_bind_mw, rkey), key(3 + (sel & 1)) ^ (sel & 0x70));
+        put(offsetof(vrnic_sqe_bind_mw, mr_lkey), key(sel >> 1));
+        break;
+      case VRNIC_WQE_LOCAL_INV:
+      case VRNIC_WQE_SEND_WITH_INV:
+        put(offsetof(vrnic_sqe, imm_data), k);
+        break;
+      default:
+        put(offsetof(vrnic_sqe, rkey), k);
+        put(VRNIC_SQE_DATA_OFFSET + offsetof(vrnic_sge, lkey), key(sel >> 3));
+        break;
+    }
+  }
+
   // Connected QPs with empty rings and four receives each; an empty CQ.
   void reset() {
     drain();
+    renew_keys();
     vrnic_qp_attr a{};
     a.state = VRNIC_QPS_RESET;
     for (auto& q : qps_) {
@@ -113,6 +161,33 @@ class Rig {
     }
   }
 
+  // The fast-register MR and the windows, made again: free, unbound.
+  void renew_keys() {
+    for (const uint32_t mw : {mw1_key_, mw2_key_}) {
+      if (mw != 0) {
+        auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEALLOC_MW);
+        c.dereg_mr.key = mw;
+        dp_.drv().exec_status(c);
+      }
+    }
+    if (frwr_key_ != 0) {
+      auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+      c.dereg_mr.key = frwr_key_;
+      dp_.drv().exec_status(c);
+    }
+    auto fr = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MR);
+    fr.alloc_mr.pdn = pd_;
+    fr.alloc_mr.max_pages = 16;
+    ok_ = ok_ && dp_.exec_result(fr, &frwr_key_) == VRNIC_AQ_STATUS_OK;
+    for (const auto& [type, key] :
+         {std::pair{VRNIC_MW_TYPE_1, &mw1_key_}, std::pair{VRNIC_MW_TYPE_2, &mw2_key_}}) {
+      auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MW);
+      c.alloc_mw.pdn = pd_;
+      c.alloc_mw.type = type;
+      ok_ = ok_ && dp_.exec_result(c, key) == VRNIC_AQ_STATUS_OK;
+    }
+  }
+
   [[nodiscard]] bool ok() const { return ok_; }
   DataPath& dp() { return dp_; }
   DataPath::Qp& qp(size_t i) { return qps_.at(i % kQps); }
@@ -126,6 +201,9 @@ class Rig {
   uint64_t buf_ = 0;
   uint32_t key_ = 0;
   uint32_t ro_key_ = 0;
+  uint32_t frwr_key_ = 0;
+  uint32_t mw1_key_ = 0;
+  uint32_t mw2_key_ = 0;
   std::array<DataPath::Qp, kQps> qps_;
 };
 

@@ -3,10 +3,13 @@
 // libFuzzer target: hostile work requests.  The input is a list of raw
 // send and receive WQEs, each written into the next slot of one of the
 // rig's QPs (RC, UC, UD) and published; then the engine runs them,
-// looping traffic through its own GID.  Guest RAM is a heap buffer, so a
-// device access outside it is caught by AddressSanitizer.
+// looping traffic through its own GID.  A WQE may carry the rig's keys
+// (its MRs, fast-register MR and windows), so that REG_MR, BIND_MW,
+// LOCAL_INV and SEND_WITH_INV run and not only refuse.  Guest RAM is a
+// heap buffer, so a device access outside it is caught by AddressSanitizer.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "fuzz_rig.h"
 
@@ -20,7 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t sel = in.u8();
     const size_t len = in.u8() + (static_cast<size_t>(in.u8() & 0xf) << 8);
     auto& qp = rig.qp(sel & 0x7);
-    const auto wqe = in.bytes(len);
+    const auto raw = in.bytes(len);
+    std::vector<std::byte> wqe(raw.begin(), raw.end());
+    if ((sel & 0x20) != 0) {
+      rig.patch_keys(&wqe, in.u8());  // the rig's keys, in the right places
+    }
     if ((sel & 0x40) != 0) {
       rig.dp().post_recv_raw(qp, wqe);
     } else {

@@ -398,7 +398,9 @@ class DataPath {
     const size_t stride = size_t{1} << qp.sq_log_stride;
     std::byte* slot = ram(qp.sq + vrnic::ring_slot(qp.sq_pi, qp.sq_log_depth) * stride);
     std::memset(slot, 0, stride);
-    std::memcpy(slot, wqe.data(), std::min(stride, wqe.size()));
+    if (!wqe.empty()) {
+      std::memcpy(slot, wqe.data(), std::min(stride, wqe.size()));
+    }
     ++qp.sq_pi;
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, sq_pi)), qp.sq_pi);
   }
@@ -432,7 +434,9 @@ class DataPath {
     const size_t stride = size_t{1} << qp.rq_log_stride;
     std::byte* slot = ram(qp.rq + vrnic::ring_slot(qp.rq_pi, qp.rq_log_depth) * stride);
     std::memset(slot, 0, stride);
-    std::memcpy(slot, rqe.data(), std::min(stride, rqe.size()));
+    if (!rqe.empty()) {
+      std::memcpy(slot, rqe.data(), std::min(stride, rqe.size()));
+    }
     ++qp.rq_pi;
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, rq_pi)), qp.rq_pi);
   }

@@ -374,29 +374,35 @@ void ControlServer::sweep_idle() {
 
 void ControlServer::on_accept() {
   UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-  if (!fd) {
-    return;
+  if (fd) {
+    serve(std::move(fd));
   }
+}
+
+bool ControlServer::serve(UniqueFd fd) {
   if (clients_.size() >= kMaxClients) {
-    return;  // closed: too many at once
+    return false;  // closed: too many at once
   }
   ucred cred{};
   socklen_t len = sizeof(cred);
   if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-    return;
+    return false;
   }
   if (std::count_if(clients_.begin(), clients_.end(), [&](const auto& c) {
         return c->uid == cred.uid;
       }) >= static_cast<std::ptrdiff_t>(kMaxClientsPerUid)) {
-    return;  // closed: that user has enough open
+    return false;  // closed: that user has enough open
   }
   const int n = fd.get();
   auto c = std::make_unique<Client>();
   c->fd = std::move(fd);
   c->uid = cred.uid;
   c->active = std::chrono::steady_clock::now();
+  if (!loop_.add(n, EPOLLIN | EPOLLRDHUP, [this, n](uint32_t ev) { on_client(n, ev); })) {
+    return false;
+  }
   clients_.push_back(std::move(c));
-  loop_.add(n, EPOLLIN | EPOLLRDHUP, [this, n](uint32_t ev) { on_client(n, ev); });
+  return true;
 }
 
 void ControlServer::on_client(int fd, uint32_t events) {

@@ -55,6 +55,10 @@ class ControlServer {
   ControlServer& operator=(ControlServer&&) = delete;
 
   bool listen(const std::string& path, std::string* err);
+  // Serve a connected socket as an accepted client, within the limits
+  // (per user, in all); false when it is refused (and closed).
+  bool serve(UniqueFd fd);
+  [[nodiscard]] size_t clients() const noexcept { return clients_.size(); }
 
   // The answer to a request, as one line of JSON (without the newline).
   std::string answer(const ControlRequest& req);

@@ -263,6 +263,12 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
   if (!peer_is_trusted(sock.get(), path, err)) {
     return std::nullopt;  // someone else's listener: not our device
   }
+  return keeper_handshake(std::move(sock), path, num_channels, num_vectors, err, busy);
+}
+
+std::optional<KeptDevice> keeper_handshake(UniqueFd sock, const std::string& path,
+                                           uint32_t num_channels, uint32_t num_vectors,
+                                           std::string* err, bool* busy) {
   Header h{};
   std::vector<UniqueFd> fds;
   const bool whole = receive_fds(sock.get(), &h, &fds);

@@ -59,4 +59,11 @@ std::optional<KeptDevice> adopt_from_keeper(const std::string& path, uint32_t nu
                                             uint32_t num_vectors, std::string* err,
                                             bool* busy = nullptr);
 
+// adopt_from_keeper() once connected to a trusted keeper (path names it in
+// errors): its answer read from sock, checked, and taken.  The keeper is
+// trusted but its answer is checked all the same (tests/fuzz/fuzz_keeper).
+std::optional<KeptDevice> keeper_handshake(UniqueFd sock, const std::string& path,
+                                           uint32_t num_channels, uint32_t num_vectors,
+                                           std::string* err, bool* busy = nullptr);
+
 }  // namespace vrnicd
