@@ -715,19 +715,24 @@ static int __init vrnic_init(void)
 
 static void __exit vrnic_exit(void)
 {
-	struct vrnic_reprobe *r;
+	struct vrnic_reprobe *r, *tmp;
+	LIST_HEAD(waiting);
 
 	/*
-	 * A reprobe under way finishes first; no new one starts, and those
-	 * still waiting run now, cancelled.
+	 * A reprobe under way finishes first (it frees itself); no new one
+	 * starts, and those still waiting never run.
 	 */
 	spin_lock(&vrnic_wq_lock);
 	vrnic_unloading = true;
-	list_for_each_entry(r, &vrnic_reprobes, node) {
-		r->cancelled = true;
-		mod_delayed_work(vrnic_wq, &r->work, 0);
-	}
+	list_for_each_entry_safe(r, tmp, &vrnic_reprobes, node)
+		if (cancel_delayed_work(&r->work))
+			list_move(&r->node, &waiting);
 	spin_unlock(&vrnic_wq_lock);
+	list_for_each_entry_safe(r, tmp, &waiting, node) {
+		list_del(&r->node);
+		pci_dev_put(r->pdev);
+		kfree(r);
+	}
 	flush_workqueue(vrnic_wq);
 	pci_unregister_driver(&vrnic_pci_driver);
 	destroy_workqueue(vrnic_wq);
