@@ -9,14 +9,15 @@
 # a reboot: by itself once vrnicd answers a reset again (a new vrnicd takes
 # the device over from its keeper), or through rmmod and insmod; every
 # time a verified transfer runs after.  A device the admin unbinds while
-# its reprobe is queued stays unbound.  dmesg stays free of warnings.
+# its reprobe is queued stays unbound, and unloading the module then is
+# safe.  dmesg stays free of warnings.
 # boots: one
 # tags: lifecycle
 # order: 90
 source "$(dirname "$0")/lib.sh"
 require_vm
 
-ktap_plan 17
+ktap_plan 18
 
 xfer=$VRNIC_BUILD/tests/selftests/vrnic_xfer
 uctx=$VRNIC_BUILD/tests/selftests/vrnic_uctx
@@ -207,6 +208,24 @@ rc=$?
 verified_transfer unbind
 ktap_check "bound again by the admin, the device is back (ACTIVE after ${back_s}s) and a transfer verifies" \
 	$((rc | $?)) "$(tail -n 3 "$tmp/unbind.cli" "$tmp/unbind.srv")"
+
+# 6. The module is unloaded while a reprobe waits: the reprobe never runs,
+# and a fresh load finds the device.
+echo 5000 >/sys/module/vrnic/parameters/reprobe_delay_ms
+mark=$(dmesg_mark)
+host_request stop-vrnicd 0 12 >/dev/null
+retry 600 0.1 reset_seen
+rc=$?
+timeout 60 rmmod vrnic
+rc=$((rc | $?))
+nap 6
+t0=$SECONDS
+insmod "$VRNIC_MODULE"
+came_back "$t0"
+rc=$((rc | $?))
+verified_transfer unload
+ktap_check "unloaded while a reprobe waited: nothing ran after, and insmod brings the device back (ACTIVE after ${back_s}s)" \
+	$((rc | $?)) "$(dmesg_since "$mark" | tail -n 8; tail -n 3 "$tmp/unload.cli")"
 
 trouble=$(dmesg_since "$mark_all" | kernel_trouble)
 [[ -z $trouble ]]
