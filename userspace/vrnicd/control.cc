@@ -383,20 +383,19 @@ bool ControlServer::serve(UniqueFd fd) {
   if (clients_.size() >= kMaxClients) {
     return false;  // closed: too many at once
   }
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+  const std::optional<ucred> cred = peer_cred(fd.get());
+  if (!cred) {
     return false;
   }
   if (std::count_if(clients_.begin(), clients_.end(), [&](const auto& c) {
-        return c->uid == cred.uid;
+        return c->uid == cred->uid;
       }) >= static_cast<std::ptrdiff_t>(kMaxClientsPerUid)) {
     return false;  // closed: that user has enough open
   }
   const int n = fd.get();
   auto c = std::make_unique<Client>();
   c->fd = std::move(fd);
-  c->uid = cred.uid;
+  c->uid = cred->uid;
   c->active = std::chrono::steady_clock::now();
   if (!loop_.add(n, EPOLLIN | EPOLLRDHUP, [this, n](uint32_t ev) { on_client(n, ev); })) {
     return false;

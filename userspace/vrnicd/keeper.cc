@@ -91,15 +91,6 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
   return n == static_cast<ssize_t>(sizeof(*h)) && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
-// Whether the peer of socket c runs as vrnicd's user or root, with
-// async-signal-safe calls only.
-bool peer_trusted_raw(int c) {
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  return ::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-         (cred.uid == ::geteuid() || cred.uid == 0);
-}
-
 // The keeper process: hand the fds to the next vrnicd (of vrnicd's own
 // user) once the current one (whose end of the lease is owner) is gone,
 // until QEMU hangs up.  A
@@ -140,12 +131,15 @@ bool peer_trusted_raw(int c) {
     }
     if ((p[0].revents & POLLIN) != 0) {
       const int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c >= 0 && !peer_trusted_raw(c)) {
-        ::close(c);  // the device goes only to vrnicd's own user
-      } else if (c >= 0 && owner >= 0) {
+      const std::optional<ucred> cred = c >= 0 ? peer_cred(c) : std::nullopt;
+      if (!cred || !trusted_uid(cred->uid)) {
+        if (c >= 0) {
+          ::close(c);  // the device goes only to vrnicd's own user
+        }
+      } else if (owner >= 0) {
         send_fds(c, busy, {});
         ::close(c);
-      } else if (c >= 0) {
+      } else {
         send_fds(c, h, fds);
         owner = c;  // the new vrnicd's lease
       }

@@ -61,17 +61,25 @@ bool owner_is_trusted(int fd, const std::string& what, std::string* err) {
   return true;
 }
 
-bool peer_is_trusted(int fd, const std::string& what, std::string* err) {
+std::optional<ucred> peer_cred(int fd) noexcept {
   ucred cred{};
   socklen_t len = sizeof(cred);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return std::nullopt;
+  }
+  return cred;
+}
+
+bool peer_is_trusted(int fd, const std::string& what, std::string* err) {
+  const std::optional<ucred> cred = peer_cred(fd);
+  if (!cred) {
     *err = what + ": SO_PEERCRED: " + std::strerror(errno);
     return false;
   }
-  if (!trusted_uid(cred.uid)) {
-    *err = what + ": the peer (pid " + std::to_string(cred.pid) + ") runs as uid " +
-           std::to_string(cred.uid) + ", not as vrnicd's user (uid " + std::to_string(::geteuid()) +
-           "); refusing it";
+  if (!trusted_uid(cred->uid)) {
+    *err = what + ": the peer (pid " + std::to_string(cred->pid) + ") runs as uid " +
+           std::to_string(cred->uid) + ", not as vrnicd's user (uid " +
+           std::to_string(::geteuid()) + "); refusing it";
     return false;
   }
   return true;

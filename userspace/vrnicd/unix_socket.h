@@ -4,9 +4,11 @@
 // end of one or owns a file.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <optional>
 #include <string>
 
 #include "fd.h"
@@ -27,6 +29,10 @@ bool trusted_uid(uid_t uid) noexcept;
 
 // fd (opened from what) is owned by a trusted user; false with *err.
 bool owner_is_trusted(int fd, const std::string& what, std::string* err);
+
+// Who is at the other end of the unix socket fd (SO_PEERCRED), or nullopt.
+// Async-signal-safe: the keeper, a fork, calls it.
+std::optional<ucred> peer_cred(int fd) noexcept;
 
 // The process at the other end of the unix socket fd runs as a trusted
 // user (SO_PEERCRED); false with *err.
