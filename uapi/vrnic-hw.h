@@ -369,9 +369,18 @@ struct vrnic_aq_reg_mr {
 	__le32 rsvd[4];
 };
 
-/* Keys: 31:8 MR table index, 7:0 a variant that changes on reuse. */
-#define VRNIC_KEY_INDEX_MASK		VRNIC_GENMASK(31, 8)
+/*
+ * Keys: 31:20 the MR table index, 19:8 a tag the device draws when it
+ * hands the index out, 7:0 the consumer's variant (ib_inc_rkey(), the
+ * key of a REG_MR or BIND_MW WQE; drawn too at first).
+ */
+#define VRNIC_KEY_INDEX_MASK		VRNIC_GENMASK(31, 20)
+#define VRNIC_KEY_TAG_MASK		VRNIC_GENMASK(19, 8)
 #define VRNIC_KEY_VARIANT_MASK		VRNIC_GENMASK(7, 0)
+/* What the device fixes; a WQE may change only the variant. */
+#define VRNIC_KEY_DEVICE_MASK		VRNIC_GENMASK(31, 8)
+/* Index 0 is no key's: a device has at most this many. */
+#define VRNIC_MAX_KEYS			4095
 
 struct vrnic_aq_dereg_mr {
 	struct vrnic_aq_hdr hdr;

@@ -40,6 +40,9 @@ TEST(Config, SetLimit) {
   EXPECT_FALSE(vrnicd::set_limit(l, "max_qp=0"));
   EXPECT_FALSE(vrnicd::set_limit(l, "max_qp=4294967296"));
   EXPECT_FALSE(vrnicd::set_limit(l, "max_qp"));
+  // A key names at most 4095 MR slots (12 index bits).
+  EXPECT_TRUE(vrnicd::set_limit(l, "max_mr=4095"));
+  EXPECT_FALSE(vrnicd::set_limit(l, "max_mr=4096"));
   EXPECT_FALSE(vrnicd::set_limit(l, "no_such_limit=3"));
   EXPECT_FALSE(vrnicd::set_limit(l, "gid_tbl_len=70000"));
   EXPECT_EQ(l.max_qp, 77U);

@@ -8,11 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <deque>
 #include <fstream>
-
 #include <map>
 #include <random>
 #include <set>
+#include <unordered_set>
 
 namespace {
 
@@ -817,6 +820,20 @@ TEST_F(MwTest, Type2WindowDoesNotOutliveItsQp) {
   EXPECT_EQ(bind(b_, again, buf_b_, 8192, key_b_, kRw), bound());  // free again
 }
 
+// A bind may change only the consumer's byte of a window's key: the tag is
+// the device's (issue 24, defect 2), or a window could take the key a
+// freed one had.
+TEST_F(MwTest, ABindKeepsTheWindowsTag) {
+  pair();
+  for (const uint32_t type : {uint32_t{VRNIC_MW_TYPE_1}, uint32_t{VRNIC_MW_TYPE_2}}) {
+    const uint32_t mw = alloc(type);
+    const uint32_t other_tag = mw ^ vrnic::field_prep<VRNIC_KEY_TAG_MASK>(1U);
+    EXPECT_EQ(bind(b_, other_tag, buf_b_, 4096, key_b_, kRw), refused(VRNIC_VERR_MW_KEY));
+    pair();
+    EXPECT_EQ(bind(b_, (mw & ~0xffU) | ((mw + 1) & 0xffU), buf_b_, 4096, key_b_, kRw), bound());
+  }
+}
+
 TEST_F(MwTest, Type1WindowAndTheBindRules) {
   pair();
   const uint32_t mw = alloc(VRNIC_MW_TYPE_1);
@@ -938,41 +955,119 @@ TEST_F(DataPathTest, APortThatIsDownCarriesNothing) {
 
 namespace {
 
-// Memory keys cannot be guessed, and a deregistered key does not come back
-// soon (issue 9, defect 5): with four MR slots, 600 registrations give 600
-// different keys, the slots are reused oldest first, and the variant does
-// not count up.  (With the lowest free slot reused and the variant
-// incremented, the key repeated after 256 registrations.)
-TEST(Keys, UnpredictableAndNotReusedSoon) {
+// Registers an MR of pd over buf and deregisters it: the key it had.
+uint32_t reg_dereg(DataPath& dp, uint32_t pd, uint64_t buf) {
+  uint32_t key = 0;
+  EXPECT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &key), VRNIC_AQ_STATUS_OK);
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  c.dereg_mr.key = key;
+  EXPECT_EQ(dp.drv().exec_status(c), VRNIC_AQ_STATUS_OK);
+  return key;
+}
+
+// A DataPath with one free MR index: the other is held.
+struct OneFreeKeySlot {
+  OneFreeKeySlot() {
+    dp.cfg().limits.max_mr = 2;
+    EXPECT_TRUE(dp.bring_up());
+    EXPECT_EQ(dp.create_pd(&pd), VRNIC_AQ_STATUS_OK);
+    buf = dp.alloc(4096);
+    EXPECT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &held), VRNIC_AQ_STATUS_OK);
+  }
   DataPath dp;
-  dp.cfg().limits.max_mr = 4;
+  uint32_t pd = 0;
+  uint64_t buf = 0;
+  uint32_t held = 0;
+};
+
+// Memory keys cannot be guessed, and a deregistered key does not come back
+// soon (issue 9, defect 5; issue 24, defect 2): 6,000 registrations of one
+// index never repeat a tag within 1,024 keys, draw over 2,500 different
+// tags, and neither tag nor variant counts up.
+TEST(Keys, TagsAreDrawnAndNotReusedSoon) {
+  OneFreeKeySlot s;
+  std::vector<uint32_t> tags;
+  int counting_up = 0;
+  uint32_t prev = 0;
+  for (int i = 0; i < 6000; ++i) {
+    const uint32_t key = reg_dereg(s.dp, s.pd, s.buf);
+    EXPECT_NE(key, s.held);
+    const uint32_t tag = vrnic::field_get<VRNIC_KEY_TAG_MASK>(key);
+    const size_t from = tags.size() > 1023 ? tags.size() - 1023 : 0;
+    EXPECT_EQ(std::find(tags.begin() + static_cast<std::ptrdiff_t>(from), tags.end(), tag),
+              tags.end())
+        << "tag " << tag << " again at " << i;
+    tags.push_back(tag);
+    counting_up += i > 0 && (key & 0xfffffU) == ((prev + 1) & 0xfffffU);
+    counting_up += i > 0 && tag == ((vrnic::field_get<VRNIC_KEY_TAG_MASK>(prev) + 1) & 0xfffU);
+    prev = key;
+  }
+  EXPECT_GT(std::set<uint32_t>(tags.begin(), tags.end()).size(), 2500U);
+  EXPECT_LT(counting_up, 10);
+}
+
+// The stale-key PoC of issue 24, defect 2.  An attacker holds every other
+// MR slot and cycles the victim's freed index, watching the keys it gets,
+// until the victim's old key is the only one of the index's key space it
+// has not seen since the victim let go of it: as far as it can tell, the
+// device's whole choice, or for 300,000 keys.  Then the victim registers
+// again; four times.  With 8 variant
+// bits, each run through all 256 before any came back, the victim got its
+// old key back, and a peer's stale WRITE landed in its new memory.
+TEST(Keys, AStaleKeyCannotBeSteeredBack) {
+  OneFreeKeySlot s;
+  const size_t space = size_t{1} << (32 - std::popcount(uint32_t{VRNIC_KEY_INDEX_MASK}));
+  for (int trial = 0; trial < 4; ++trial) {
+    const uint32_t victim = reg_dereg(s.dp, s.pd, s.buf);
+    std::unordered_set<uint32_t> seen;
+    for (int i = 0; i < 300000 && seen.size() + 1 < space; ++i) {
+      const uint32_t key = reg_dereg(s.dp, s.pd, s.buf);
+      if (key == victim) {
+        seen.clear();
+      } else {
+        seen.insert(key);
+      }
+    }
+    EXPECT_NE(reg_dereg(s.dp, s.pd, s.buf), victim) << "trial " << trial;
+  }
+}
+
+// A free MR index is drawn (issue 24, defect 2): registrations do not take
+// the indices in order, nor the freed ones oldest first, so which index the
+// next registration gets cannot be worked out from the ones before it.
+TEST(Keys, TheFreeIndexIsDrawn) {
+  DataPath dp;
+  dp.cfg().limits.max_mr = 64;
   ASSERT_TRUE(dp.bring_up());
   uint32_t pd = 0;
   ASSERT_EQ(dp.create_pd(&pd), VRNIC_AQ_STATUS_OK);
   const uint64_t buf = dp.alloc(4096);
-  std::set<uint32_t> seen;
-  std::vector<uint32_t> keys;
-  uint32_t held = 0;  // one MR stays registered throughout
-  ASSERT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &held), VRNIC_AQ_STATUS_OK);
-  for (int i = 0; i < 600; ++i) {
-    uint32_t key = 0;
-    ASSERT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &key), VRNIC_AQ_STATUS_OK);
-    EXPECT_TRUE(seen.insert(key).second) << "key " << key << " again at " << i;
-    EXPECT_NE(key, held);
-    keys.push_back(key);
+  const auto index = [](uint32_t key) { return vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key); };
+  std::vector<uint32_t> keys(32);
+  int in_order = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(dp.reg_mr(pd, buf, 4096, VRNIC_ACCESS_ALL, &keys[i]), VRNIC_AQ_STATUS_OK);
+    in_order += i > 0 && index(keys[i]) == index(keys[i - 1]) + 1;
+  }
+  EXPECT_LT(in_order, 8);
+  // Free them all, in order; oldest-first reuse would give them back so.
+  std::deque<uint32_t> fifo;
+  for (const uint32_t key : keys) {
     auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
     c.dereg_mr.key = key;
     ASSERT_EQ(dp.drv().exec_status(c), VRNIC_AQ_STATUS_OK);
+    fifo.push_back(index(key));
   }
-  int counting_up = 0;
-  for (size_t i = 3; i < keys.size(); ++i) {
-    // Oldest first: the three free indices take turns.
-    EXPECT_EQ(vrnic::field_get<VRNIC_KEY_INDEX_MASK>(keys[i]),
-              vrnic::field_get<VRNIC_KEY_INDEX_MASK>(keys[i - 3]));
-    const uint32_t prev = vrnic::field_get<VRNIC_KEY_VARIANT_MASK>(keys[i - 3]);
-    counting_up += vrnic::field_get<VRNIC_KEY_VARIANT_MASK>(keys[i]) == ((prev + 1) & 0xff);
+  int oldest_first = 0;
+  for (int i = 0; i < 200; ++i) {
+    const uint32_t key = reg_dereg(dp, pd, buf);
+    oldest_first += !fifo.empty() && index(key) == fifo.front();
+    if (!fifo.empty() && index(key) == fifo.front()) {
+      fifo.pop_front();
+    }
+    fifo.push_back(index(key));
   }
-  EXPECT_LT(counting_up, 30);  // 1 in 256 by chance
+  EXPECT_LT(oldest_first, 30);  // 1 in 64 by chance
 }
 
 }  // namespace
@@ -1213,6 +1308,20 @@ TEST_F(FastRegTest, KeyStatesAndTheConsumerKeyByte) {
   dereg.dereg_mr.key = with_byte(0x01);
   EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_OK);
   EXPECT_EQ(write({buf_a_, 64, key_a_}, kIova, with_byte(0x5c)), VRNIC_CQE_REM_ACCESS_ERR);
+}
+
+// REG_MR may change only the consumer's byte of the key (issue 24,
+// defect 2): one with another tag names no MR, and DEREG_MR needs the tag.
+TEST_F(FastRegTest, TheTagIsTheDevices) {
+  const uint32_t other_tag = key_ ^ vrnic::field_prep<VRNIC_KEY_TAG_MASK>(0x800U);
+  post_reg(other_tag, 0x1000, 4096, 1);
+  EXPECT_EQ(result(), std::make_tuple(uint32_t{VRNIC_CQE_REG_MR}, uint32_t{VRNIC_CQE_LOC_QP_OP_ERR},
+                                      uint32_t{VRNIC_VERR_MR_KEY}));
+  auto dereg = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  dereg.dereg_mr.key = other_tag;
+  EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_NOT_FOUND);
+  dereg.dereg_mr.key = key_;
+  EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_OK);
 }
 
 TEST_F(FastRegTest, RegMrRefusals) {

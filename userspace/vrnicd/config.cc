@@ -92,7 +92,8 @@ bool set_limit(DeviceLimits& limits, std::string_view assignment) {
   }};
   for (const Entry& e : kFields) {
     if (e.name == name) {
-      if (v > UINT32_MAX) {
+      // A key has 12 index bits: no more MRs than it can name.
+      if (v > UINT32_MAX || (e.name == "max_mr" && v > VRNIC_MAX_KEYS)) {
         return false;
       }
       limits.*e.field = static_cast<uint32_t>(v);

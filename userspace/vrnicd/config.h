@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "vrnic-hw.h"
+
 namespace vrnicd {
 
 using MacAddr = std::array<uint8_t, 6>;
@@ -25,8 +27,8 @@ struct DeviceLimits {
   uint32_t max_recv_sge = 16;
   uint32_t max_sge_rd = 16;
   uint32_t max_cq = 1024;
-  uint32_t max_cqe = 262144;  // libfabric rxm: 256 per peer x 1024 peers
-  uint32_t max_mr = 4096;
+  uint32_t max_cqe = 262144;         // libfabric rxm: 256 per peer x 1024 peers
+  uint32_t max_mr = VRNIC_MAX_KEYS;  // MRs, FRWR MRs and windows
   uint32_t max_pd = 1024;
   uint32_t max_qp_rd_atom = 128;  // as rxe: perftest asks for the peer's value
   uint32_t max_qp_init_rd_atom = 128;

@@ -2,6 +2,7 @@
 #include "object_table.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "counters.h"
 #include "guest_memory.h"
@@ -31,6 +32,10 @@ auto* find_in(Groups& groups, const roce::Gid& gid) {
   return it == groups.end() ? nullptr : &*it;
 }
 
+// Whether two keys have the same index and tag: a WQE may change only a
+// key's variant (the consumer's byte).
+bool same_device_key(uint32_t a, uint32_t b) { return ((a ^ b) & VRNIC_KEY_DEVICE_MASK) == 0; }
+
 }  // namespace
 
 ObjectTable::ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counters& counters,
@@ -51,9 +56,10 @@ void ObjectTable::reset() {
   qps_.resize(static_cast<size_t>(l.max_qp) + 2);
   srqs_.resize(static_cast<size_t>(l.max_srq) + 1);
   cqs_.resize(static_cast<size_t>(l.max_cq) + 1);
-  mrs_.resize(static_cast<size_t>(l.max_mr) + 1);
-  fresh_mr_ = 1;
-  free_mrs_.clear();
+  const uint32_t max_mr = std::min<uint32_t>(l.max_mr, VRNIC_MAX_KEYS);  // 12 index bits
+  mrs_.resize(static_cast<size_t>(max_mr) + 1);
+  free_mrs_.resize(max_mr);
+  std::iota(free_mrs_.begin(), free_mrs_.end(), 1U);
   key_history_.clear();
   pds_.resize(static_cast<size_t>(l.max_pd) + 1);
   next_qpn_ = 2;
@@ -125,38 +131,45 @@ uint8_t ObjectTable::destroy_pd(uint32_t pdn) {
   return VRNIC_AQ_STATUS_OK;
 }
 
-// A key for MR table index: the index, and a variant drawn at random from
-// those the index has not had since it last ran through all 256.  Freed
-// indices are reused oldest first, so a deregistered key comes back only
-// after 256 reuses of its index, each after every other index was used:
-// it cannot be guessed from the keys before it, nor found stale.
-// The next free MR index, or 0 when there is none.
+// The next free MR index, drawn at random, or 0 when there is none.
 uint32_t ObjectTable::take_mr_index() {
-  if (fresh_mr_ < mrs_.size()) {
-    return fresh_mr_++;
-  }
   if (free_mrs_.empty()) {
     return 0;
   }
-  const uint32_t idx = free_mrs_.front();
-  free_mrs_.pop_front();
+  std::uniform_int_distribution<size_t> pick(0, free_mrs_.size() - 1);
+  const size_t i = pick(rng_);
+  const uint32_t idx = free_mrs_[i];
+  free_mrs_[i] = free_mrs_.back();
+  free_mrs_.pop_back();
   return idx;
 }
 
+// A key for MR table index: the index, a tag drawn at random from those
+// the index has not had in its last kRecentTags keys, and a random first
+// variant (the consumer's from then on).  With a quarter of the tags
+// excluded, a draw takes 4/3 tries on average.
 uint32_t ObjectTable::new_key(uint32_t index) {
-  KeyHistory& h = key_history_[index];
-  if (h.used.all()) {
-    h.used.reset();
-    h.used.set(h.last);  // never the one just before
+  auto& slot = key_history_[index];
+  if (!slot) {
+    slot = std::make_unique<KeyHistory>();
   }
-  uint32_t v = static_cast<uint32_t>(rng_()) & 0xff;
-  while (h.used.test(v)) {
-    v = (v + 1) & 0xff;
+  KeyHistory& h = *slot;
+  std::uniform_int_distribution<uint32_t> draw(0, kTags - 1);
+  uint32_t tag = draw(rng_);
+  while (h.recent.test(tag)) {
+    tag = draw(rng_);
   }
-  h.used.set(v);
-  h.last = static_cast<uint8_t>(v);
+  if (h.count == kRecentTags) {
+    h.recent.reset(h.order[h.next]);
+  } else {
+    ++h.count;
+  }
+  h.recent.set(tag);
+  h.order[h.next] = static_cast<uint16_t>(tag);
+  h.next = (h.next + 1) % kRecentTags;
   return vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(index) |
-         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(v);
+         vrnic::field_prep<VRNIC_KEY_TAG_MASK>(tag) |
+         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(static_cast<uint32_t>(rng_()) & 0xff);
 }
 
 void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key) {
@@ -172,7 +185,7 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
   if (!pd_exists(p.pdn)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
-  if (fresh_mr_ >= mrs_.size() && free_mrs_.empty()) {
+  if (free_mrs_.empty()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mr = std::make_unique<Mr>();
@@ -197,8 +210,10 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
 uint8_t ObjectTable::dereg_mr(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
   const Mr* mr = find(mrs_, idx);
-  // A fast-register MR's variant is the consumer's: its index names it.
-  if (mr == nullptr || mr->mw_type != 0 || (!mr->fast_reg && mr->key != key)) {
+  // A fast-register MR's variant is the consumer's: its index and tag
+  // name it.
+  if (mr == nullptr || mr->mw_type != 0 ||
+      (mr->fast_reg ? !same_device_key(mr->key, key) : mr->key != key)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
   if (mr->windows != 0) {
@@ -241,7 +256,7 @@ uint8_t ObjectTable::alloc_mw(uint32_t pdn, uint32_t type, uint32_t* key) {
 uint8_t ObjectTable::dealloc_mw(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
   Mr* mw = find(mrs_, idx);
-  if (mw == nullptr || mw->mw_type == 0) {
+  if (mw == nullptr || mw->mw_type == 0 || !same_device_key(mw->key, key)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
   unbind(mw);
@@ -262,7 +277,7 @@ void ObjectTable::unbind(Mr* mw) {
 // rights ones the MR can back (remote write and atomic need local write).
 uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b) {
   Mr* mw = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(b.rkey));
-  if (mw == nullptr || mw->mw_type == 0 || mw->pdn != pdn) {
+  if (mw == nullptr || mw->mw_type == 0 || mw->pdn != pdn || !same_device_key(mw->key, b.rkey)) {
     return VRNIC_VERR_MW_KEY;
   }
   if (mw->mw_type == VRNIC_MW_TYPE_2 && (mw->state == MrState::kValid || b.length == 0)) {
@@ -320,7 +335,8 @@ uint8_t ObjectTable::alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key) {
 // The fast-register MR that key's index names, if it is of PD pdn.
 Mr* ObjectTable::fast_reg_mr(uint32_t key, uint32_t pdn) const {
   Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
-  return mr != nullptr && mr->fast_reg && mr->pdn == pdn ? mr : nullptr;
+  return mr != nullptr && mr->fast_reg && mr->pdn == pdn && same_device_key(mr->key, key) ? mr
+                                                                                          : nullptr;
 }
 
 uint8_t ObjectTable::fast_reg(uint32_t pdn, const vrnic::FastRegFields& r) {

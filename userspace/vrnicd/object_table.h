@@ -7,9 +7,9 @@
 // Every method returns a VRNIC_AQ_STATUS_* value.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <random>
 #include <span>
@@ -105,18 +105,22 @@ class ObjectTable {
   QpContext qp_ctx_;
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
   std::vector<std::unique_ptr<Mr>> mrs_;  // by key index
-  // Free MR indices: those never used (from fresh_mr_ up) go first, then
-  // the freed ones, oldest first, so a freed index waits for every other.
-  // Kept lazily: a device reset costs nothing per possible MR.
-  uint32_t fresh_mr_ = 1;
-  std::deque<uint32_t> free_mrs_;
-  // Per index in use so far, the key variants used since it last ran
-  // through them all, and the latest.
+  // Free MR indices, drawn at random: which index a registration gets
+  // says nothing about the ones before it.
+  std::vector<uint32_t> free_mrs_;
+  // Per index handed out so far, the tags of its last kRecentTags keys:
+  // a new key's tag is drawn from the others, so a freed key does not come
+  // back before its index has had kRecentTags more, and the next tag is
+  // never narrowed down to fewer than kTags - kRecentTags choices.
+  static constexpr uint32_t kTags = 1U << 12;
+  static constexpr uint32_t kRecentTags = kTags / 4;
   struct KeyHistory {
-    std::bitset<256> used;
-    uint8_t last = 0;
+    std::bitset<kTags> recent;
+    std::array<uint16_t, kRecentTags> order{};  // a ring, oldest at next
+    uint32_t next = 0;
+    uint32_t count = 0;
   };
-  std::unordered_map<uint32_t, KeyHistory> key_history_;
+  std::unordered_map<uint32_t, std::unique_ptr<KeyHistory>> key_history_;
   std::mt19937 rng_{std::random_device{}()};
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
