@@ -240,6 +240,9 @@ struct vrnic_dev {
 	struct delayed_work recover_work;
 	u32 recover_tries;
 
+	/* Memory keys user contexts hold, all together (vrnic_mr.c). */
+	atomic_t user_keys;
+
 	/* Memory the device may still hold (vrnic_reclaim.c). */
 	spinlock_t lent_lock;
 	struct list_head lent;

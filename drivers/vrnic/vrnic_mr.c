@@ -6,11 +6,72 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
 #include "vrnic_compat.h"
 #include "vrnic_verbs.h"
+
+/*
+ * Memory keys are one table for the whole device (max_mr): MRs, FRWR MRs
+ * and windows alike, and a window pins no memory.  So that one process
+ * cannot take every key, from the others and from the kernel ULPs' FRWR
+ * pools, a user context may hold context_keys of them, and user contexts
+ * together all but kernel_keys.  The rdma cgroup's hca_object counts them
+ * as well: ib_core charges every MR and window a user creates.
+ */
+static unsigned int kernel_keys = 512;
+module_param(kernel_keys, uint, 0644);
+MODULE_PARM_DESC(kernel_keys,
+		 "memory keys (MRs, windows) kept for kernel users (default 512)");
+
+static unsigned int context_keys = 1024;
+module_param(context_keys, uint, 0644);
+MODULE_PARM_DESC(context_keys,
+		 "memory keys (MRs, windows) one user context may hold (default 1024)");
+
+/* The user context a verb with udata is for; NULL for the kernel's. */
+static struct vrnic_ucontext *vrnic_key_owner(struct ib_udata *udata)
+{
+	return udata ? to_vuctx(vrnic_udata_ucontext(udata)) : NULL;
+}
+
+/* Count one more key against owner's quotas; -ENOSPC past either. */
+static int vrnic_charge_key(struct vrnic_dev *dev, struct vrnic_ucontext *owner)
+{
+	u32 limit = READ_ONCE(context_keys);
+	u32 reserve = READ_ONCE(kernel_keys);
+	u32 users = dev->attrs.max_mr > reserve ? dev->attrs.max_mr - reserve : 0;
+
+	if (!owner)
+		return 0;
+	if (atomic_inc_return(&owner->keys) > limit) {
+		atomic_dec(&owner->keys);
+		ibdev_info_ratelimited(&dev->ibdev,
+				       "%s[%d]: a context holds %u memory keys at most (context_keys)\n",
+				       current->comm, task_pid_nr(current), limit);
+		return -ENOSPC;
+	}
+	if (atomic_inc_return(&dev->user_keys) > users) {
+		atomic_dec(&dev->user_keys);
+		atomic_dec(&owner->keys);
+		ibdev_info_ratelimited(&dev->ibdev,
+				       "%s[%d]: user contexts hold all %u memory keys they may; %u are the kernel's (kernel_keys)\n",
+				       current->comm, task_pid_nr(current), users, reserve);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void vrnic_uncharge_key(struct vrnic_dev *dev,
+			       struct vrnic_ucontext *owner)
+{
+	if (!owner)
+		return;
+	atomic_dec(&dev->user_keys);
+	atomic_dec(&owner->keys);
+}
 
 #define VRNIC_PBL_PAGE_BYTES	(VRNIC_PBL_ENTRIES_PER_PAGE * sizeof(__le64))
 
@@ -144,10 +205,14 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->owner = vrnic_key_owner(udata);
+	err = vrnic_charge_key(dev, mr->owner);
+	if (err)
+		goto err_free;
 	mr->umem = vrnic_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
-		goto err_free;
+		goto err_uncharge;
 	}
 	pgsz = ib_umem_find_best_pgsz(mr->umem,
 				      dev->attrs.page_size_cap &
@@ -177,7 +242,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err) {
 		/* A device that died on REG_MR may have registered the pages. */
 		vrnic_reclaim_umem(dev, mr->umem, vrnic_lend_failed(dev, err));
-		goto err_free;
+		goto err_uncharge;
 	}
 
 	mr->ibmr.lkey = mr->key;
@@ -186,6 +251,8 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_release:
 	ib_umem_release(mr->umem);
+err_uncharge:
+	vrnic_uncharge_key(dev, mr->owner);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -305,9 +372,15 @@ int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	/* libvrnic passes nothing in; anything else is not understood. */
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	err = vrnic_cmd_alloc_mw(dev, to_vpd(ibmw->pd)->pdn, type, &mw->key);
+	mw->owner = vrnic_key_owner(udata);
+	err = vrnic_charge_key(dev, mw->owner);
 	if (err)
 		return err;
+	err = vrnic_cmd_alloc_mw(dev, to_vpd(ibmw->pd)->pdn, type, &mw->key);
+	if (err) {
+		vrnic_uncharge_key(dev, mw->owner);
+		return err;
+	}
 	ibmw->rkey = mw->key;
 	return 0;
 }
@@ -319,7 +392,10 @@ int vrnic_dealloc_mw(struct ib_mw *ibmw)
 
 	/* No memory is lent to a window: a dead device has nothing to free. */
 	err = vrnic_cmd_dealloc_mw(dev, to_vmw(ibmw)->key);
-	return err && !vrnic_dead(dev) ? err : 0;
+	if (err && !vrnic_dead(dev))
+		return err;
+	vrnic_uncharge_key(dev, to_vmw(ibmw)->owner);
+	return 0;
 }
 
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -339,6 +415,7 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		vrnic_reclaim_umem(dev, mr->umem, err);
 	vrnic_reclaim_coherent(dev, mr->max_pages * sizeof(*mr->pages),
 			       mr->pages, mr->pages_dma, err);
+	vrnic_uncharge_key(dev, mr->owner);
 	kfree(mr);
 	return 0;
 }

@@ -31,6 +31,7 @@ struct vrnic_pd {
 struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct vrnic_ucontext *owner;	/* whose key quota it counts in */
 	u32 key;		/* as the device made it (DEREG_MR takes it) */
 	/* Fast-register MRs: the page list a REG_MR WQE points the device at */
 	__le64 *pages;
@@ -41,6 +42,7 @@ struct vrnic_mr {
 
 struct vrnic_mw {
 	struct ib_mw ibmw;
+	struct vrnic_ucontext *owner;	/* whose key quota it counts in */
 	u32 key;		/* as the device made it */
 };
 
@@ -141,6 +143,7 @@ struct vrnic_ucontext {
 	struct ib_ucontext ibucontext;
 	struct rdma_user_mmap_entry *db_entry;
 	struct rdma_user_mmap_entry *status_entry;
+	atomic_t keys;		/* MRs and windows it holds (vrnic_mr.c) */
 };
 
 static inline struct vrnic_ucontext *to_vuctx(struct ib_ucontext *ibuctx)

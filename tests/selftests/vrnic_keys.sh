@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Quotas on memory keys (issue 24, defect 2).  MRs, FRWR MRs and windows
+# share the device's key table, and a window pins no memory: without a
+# limit one unprivileged process took every key, and nobody else could
+# register, kernel ULPs' FRWR pools included.  Now a user context holds
+# context_keys at most, user contexts together all but kernel_keys (module
+# parameters), and the rdma cgroup's hca_object limits them too.  The
+# takers run as nobody (vrnic_keys.c).
+# boots: one
+# tags: verbs
+# order: 45
+# timeout: 600
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/selftests/nvmeof_lib.sh
+source "$(dirname "$0")/nvmeof_lib.sh"
+require_vm
+
+keys=$VRNIC_BUILD/tests/selftests/vrnic_keys
+params=/sys/module/vrnic/parameters
+tmp=$(mktemp -d)
+holders=()
+cg=
+cleanup() {
+	((${#holders[@]})) && kill "${holders[@]}" 2>/dev/null
+	wait 2>/dev/null
+	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# RDMA is for every user, as rdma-core's udev rules make it.  as_nobody
+# ARGS... runs vrnic_keys DEVICE ARGS as nobody, in place of the (sub)shell
+# that calls it: call it in $(...) or with &.
+chmod 0666 /dev/infiniband/uverbs*
+as_nobody() {
+	exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$keys" "$VRNIC_IBDEV" "$@"
+}
+# took OUTPUT: the N of "took N".
+took() { sed -n 's/^took //p' <<<"$1"; }
+
+ktap_plan 7
+if [[ -r $params/context_keys && -r $params/kernel_keys ]]; then
+	ctx=$(<"$params/context_keys")
+	kern=$(<"$params/kernel_keys")
+else
+	ktap_diag "vrnic.ko has no context_keys or kernel_keys: taking 1024 and 512"
+	ctx=1024 kern=512
+fi
+max_mr=$(ibv_devinfo -v -d "$VRNIC_IBDEV" | awk '$1 == "max_mr:" { print $2 }')
+users=$((max_mr - kern))
+ktap_diag "max_mr $max_mr, context_keys $ctx, kernel_keys $kern"
+
+out=$(as_nobody mw 2>&1)
+[[ $(took "$out") == "$ctx" && $out == *"refused: ENOSPC"* ]]
+ktap_check "one context takes $ctx windows (context_keys), then ENOSPC" $? "$out"
+
+# hold KIND [MAX]: a taker that keeps its keys, in the background; its
+# output goes to $tmp/hold.N, and it is ready when it says "holding".
+hold() {
+	local f=$tmp/hold.${#holders[@]} i
+	as_nobody "$@" --hold >"$f" 2>&1 &
+	holders+=($!)
+	for ((i = 0; i < 600; i++)); do
+		grep -q holding "$f" && break
+		kill -0 "${holders[-1]}" 2>/dev/null || break
+		nap 0.1
+	done
+	held=$(took "$(<"$f")")
+}
+
+hold mw
+out=$(as_nobody mr 1 2>&1)$'\n'$(as_nobody mw 1 2>&1)
+[[ $held == "$ctx" && $(grep -c "^took 1$" <<<"$out") == 2 ]]
+ktap_check "while one context holds $held windows, another registers an MR and takes a window" $? \
+	"$out"
+
+# More takers until they have all that users may.
+total=$held
+while ((${#holders[@]} < 16)) && [[ $held == "$ctx" ]]; do
+	hold mr
+	total=$((total + held))
+done
+out=$(as_nobody mw 1 2>&1)
+[[ $total == "$users" && $(took "$out") == 0 && $out == *"refused: ENOSPC"* ]]
+ktap_check "${#holders[@]} contexts take $total keys, max_mr - kernel_keys, and then no context gets one" \
+	$? "$out" "$(tail -n 2 "$tmp"/hold.*)"
+
+# The kernel's reserve: NVMe-oF in this guest, whose host registers every
+# request's pages with its pool of FRWR MRs.  nvme_namespace: the block
+# device of the subsystem's namespace, once it appears.
+nvme_namespace() {
+	local sub n try
+	for ((try = 0; try < 100; try++)); do
+		for sub in /sys/class/nvme-subsystem/*; do
+			[[ $(cat "$sub/subsysnqn" 2>/dev/null) == "$nvmeof_nqn" ]] || continue
+			for n in "$sub"/nvme*n*; do
+				[[ -b /dev/${n##*/} ]] && echo "/dev/${n##*/}" && return 0
+			done
+		done
+		nap 0.2
+	done
+	return 1
+}
+rc=1
+out=$({
+	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet &&
+		modprobe nvmet-rdma && modprobe nvme-rdma &&
+		{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
+		s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1 &&
+		mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+		mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" &&
+		mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+		echo "$VRNIC_IP" >"$p/addr_traddr" && echo $nvmeof_port >"$p/addr_trsvcid" &&
+		ln -s "$s" "$p/subsystems/$nvmeof_nqn" &&
+		timeout 120 nvme connect -t rdma -a "$VRNIC_IP" -s $nvmeof_port -n $nvmeof_nqn &&
+		dev=$(nvme_namespace) &&
+		timeout 120 dd if="$dev" of=/dev/null bs=1M count=8 iflag=direct
+} 2>&1) && rc=0
+nvme disconnect -n $nvmeof_nqn >/dev/null 2>&1
+rm -f "$nvmeof_cfg/ports/1/subsystems/$nvmeof_nqn"
+rmdir "$nvmeof_cfg/ports/1" "$nvmeof_cfg/subsystems/$nvmeof_nqn/namespaces/1" \
+	"$nvmeof_cfg/subsystems/$nvmeof_nqn" 2>/dev/null
+modprobe -r nvme-rdma nvmet-rdma nvmet null_blk 2>/dev/null
+ktap_check "meanwhile nvme-rdma (FRWR) connects through vrnic and reads 8 MiB: kernel_keys are the kernel's" \
+	$rc "$out" "$(dmesg | tail -n 12)"
+
+# Their exit gives every key back.
+kill "${holders[@]}" 2>/dev/null
+wait "${holders[@]}" 2>/dev/null
+holders=()
+out=$(as_nobody mw 2>&1)
+[[ $(took "$out") == "$ctx" ]]
+ktap_check "once they exit, a context takes $ctx again" $? "$out"
+
+# The limit is the administrator's to change.
+if [[ -w $params/context_keys ]]; then
+	echo 16 >"$params/context_keys"
+	out=$(as_nobody mr 2>&1)
+	echo "$ctx" >"$params/context_keys"
+	[[ $(took "$out") == 16 && $out == *ENOSPC* ]]
+	ktap_check "with context_keys 16, a context registers 16 MRs" $? "$out"
+else
+	ktap_not_ok "with context_keys 16, a context registers 16 MRs" "no $params/context_keys"
+fi
+
+# The rdma cgroup: hca_object counts the PD and every key.
+rc=1
+out=$({
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	grep -qw rdma /sys/fs/cgroup/cgroup.controllers &&
+		echo +rdma >/sys/fs/cgroup/cgroup.subtree_control
+} 2>&1)
+if grep -qw rdma /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+	cg=/sys/fs/cgroup/vrnic-keys
+	mkdir -p "$cg"
+	echo "$VRNIC_IBDEV hca_object=8" >"$cg/rdma.max"
+	out=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$keys" "$VRNIC_IBDEV" mw 2>&1)
+	n=$(took "$out")
+	[[ -n $n ]] && ((n > 0 && n < 8)) && [[ $out == *"refused: EAGAIN"* ]] && rc=0
+fi
+ktap_check "in an rdma cgroup with hca_object=8, a context gets fewer than 8 windows, then EAGAIN" \
+	$rc "$out"
+ktap_finish
