@@ -88,7 +88,8 @@ for c in "${counters[@]}"; do
 done
 (($(hw_counter rx_key_errors) > before[rx_key_errors] && $(hw_counter rx_no_buffer) > before[rx_no_buffer]))
 ktap_check "the refusals were counted:$refused" $?
-((rss_max - rss0 <= rss_bound_kib))
+# Figures, or the host did not answer: that fails too.
+[[ $rss0 =~ ^[0-9]+$ && $rss_max =~ ^[0-9]+$ ]] && ((rss_max - rss0 <= rss_bound_kib))
 ktap_check "vrnicd's heap stayed bounded: ${rss0} KiB before, at most ${rss_max} KiB (bound +${rss_bound_kib} KiB)" $?
 trouble=$(dmesg_since "$mark" | kernel_trouble)
 [[ -z $trouble ]]
