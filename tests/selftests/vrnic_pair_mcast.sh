@@ -17,8 +17,16 @@ ktap_plan 2
 # buffered so that it shows while mckey runs).  The sender waits 3 s
 # after its own join before sending.
 pair_ready="mckey: joined dgid"
+# The sender's own count of packets it put on the wire: a device that
+# completes a send it never transmitted (rxe does, on 6.12, when its AH
+# vanishes) is caught on its own side.
+case $VRNIC_IBDEV in
+rxe*) sent=sent_pkts ;;
+*) sent=tx_packets ;;
+esac
 for receiver in 0 1; do
 	group=239.1.2.$((10 + receiver))
+	tx0=$(hw_counter $sent)
 	pair_run "mcast-$receiver" "$receiver" 90 \
 		"stdbuf -oL mckey -m $group -b \$VRNIC_IP -C $count" \
 		"mckey -m $group -b \$VRNIC_IP -s -C $count"
@@ -29,8 +37,10 @@ for receiver in 0 1; do
 		ktap_check "mckey -C $count to $group: vm$receiver received every datagram" $? \
 			"exit $rc: $(tail -n 6 "$pair_out")"
 	else
-		[[ $rc == 0 ]] && grep -q "test complete" "$pair_out"
-		ktap_check "mckey -s -C $count to $group: vm$VRNIC_VM sent" $? "exit $rc: $(tail -n 6 "$pair_out")"
+		tx=$(($(hw_counter $sent) - tx0))
+		[[ $rc == 0 ]] && grep -q "test complete" "$pair_out" && ((tx >= count))
+		ktap_check "mckey -s -C $count to $group: vm$VRNIC_VM sent, and $VRNIC_IBDEV put them on the wire" \
+			$? "exit $rc, $sent went up by $tx: $(tail -n 6 "$pair_out")" "$(dmesg | tail -n 5)"
 	fi
 done
 pair_ready=
