@@ -9,7 +9,7 @@
 # parameters), and the rdma cgroup's hca_object limits them too.  The
 # takers run as nobody (vrnic_keys.c).
 # boots: one
-# tags: verbs
+# tags: verbs stack
 # order: 45
 # timeout: 600
 source "$(dirname "$0")/lib.sh"
