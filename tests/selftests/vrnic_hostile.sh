@@ -49,10 +49,14 @@ good=0
 rss_max=$rss0
 while ((rounds == 0)) || kill -0 "$hpid" 2>/dev/null; do
 	port=$((port + 1))
-	"$xfer" -d "$VRNIC_IBDEV" -g "$VRNIC_GID_INDEX" -p "$port" -b 64M -s 4M >"$tmp/srv" 2>&1 &
+	# Both ends bounded: a server whose client never came must not hold
+	# the loop (and the test) forever.
+	timeout 120 "$xfer" -d "$VRNIC_IBDEV" -g "$VRNIC_GID_INDEX" -p "$port" -b 64M -s 4M \
+		>"$tmp/srv" 2>&1 &
 	srv=$!
-	retry 100 0.1 bash -c "ss -ltn | grep -q ':$port '"
-	timeout 300 "$xfer" -d "$VRNIC_IBDEV" -g "$VRNIC_GID_INDEX" -p "$port" -b 64M -s 4M \
+	# The attack loads the guest: give the server up to 60 s to listen.
+	retry 600 0.1 bash -c "ss -ltn | grep -q ':$port '"
+	timeout 120 "$xfer" -d "$VRNIC_IBDEV" -g "$VRNIC_GID_INDEX" -p "$port" -b 64M -s 4M \
 		"$VRNIC_IP" >"$tmp/cli" 2>&1
 	crc=$?
 	wait "$srv"
