@@ -25,7 +25,14 @@ cg=
 cleanup() {
 	((${#holders[@]})) && kill "${holders[@]}" 2>/dev/null
 	wait 2>/dev/null
-	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	# Limits back to max first: that frees the cgroup's pool for the
+	# device.  Linux 6.1 keeps a pool that still has a limit after its
+	# cgroup is gone, and corrupts a list when the device unregisters
+	# (kernel BUG at lib/list_debug.c:59 in rdmacg_unregister_device).
+	if [[ -d $cg ]]; then
+		echo "$VRNIC_IBDEV hca_handle=max hca_object=max" >"$cg/rdma.max" 2>/dev/null
+		rmdir "$cg" 2>/dev/null
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
