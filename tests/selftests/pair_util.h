@@ -26,8 +26,8 @@ static const char *pu_prog = "pair";
 /* The control connection. */
 static int pu_sock = -1;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+static inline void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static inline void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -39,7 +39,7 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static int64_t now_us(void)
+static inline int64_t now_us(void)
 {
 	struct timespec ts;
 
@@ -48,7 +48,7 @@ static int64_t now_us(void)
 }
 
 /* The byte at offset i of the data named (a, b). */
-static uint8_t pattern(uint32_t a, uint32_t b, uint64_t i)
+static inline uint8_t pattern(uint32_t a, uint32_t b, uint64_t i)
 {
 	uint64_t x = (i >> 3) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)a << 32 | b);
 
@@ -58,14 +58,14 @@ static uint8_t pattern(uint32_t a, uint32_t b, uint64_t i)
 	return (uint8_t)(x >> ((i & 7) * 8));
 }
 
-static void fill(uint8_t *p, uint64_t len, uint32_t a, uint32_t b)
+static inline void fill(uint8_t *p, uint64_t len, uint32_t a, uint32_t b)
 {
 	for (uint64_t i = 0; i < len; i++)
 		p[i] = pattern(a, b, i);
 }
 
 /* Offset of the first wrong byte, or -1. */
-static int64_t verify(const uint8_t *p, uint64_t len, uint32_t a, uint32_t b)
+static inline int64_t verify(const uint8_t *p, uint64_t len, uint32_t a, uint32_t b)
 {
 	for (uint64_t i = 0; i < len; i++)
 		if (p[i] != pattern(a, b, i))
@@ -73,13 +73,13 @@ static int64_t verify(const uint8_t *p, uint64_t len, uint32_t a, uint32_t b)
 	return -1;
 }
 
-static void xwrite(const void *p, size_t n)
+static inline void xwrite(const void *p, size_t n)
 {
 	if (write(pu_sock, p, n) != (ssize_t)n)
 		die("control connection: write: %s", strerror(errno));
 }
 
-static void xread(void *p, size_t n)
+static inline void xread(void *p, size_t n)
 {
 	size_t got = 0;
 
@@ -93,7 +93,7 @@ static void xread(void *p, size_t n)
 }
 
 /* Connect to server:port, or (server NULL) accept one client on port. */
-static void tcp_connect(const char *server, int port)
+static inline void tcp_connect(const char *server, int port)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai;
@@ -126,7 +126,7 @@ static void tcp_connect(const char *server, int port)
 }
 
 /* Open the RDMA device called name. */
-static struct ibv_context *open_device_named(const char *name)
+static inline struct ibv_context *open_device_named(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = NULL;

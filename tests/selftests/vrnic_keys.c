@@ -9,7 +9,8 @@
  * or until it has MAX.  Prints "took N", and for a refusal "refused: NAME
  * (what strerror says)", NAME being the errno's (ENOSPC, EAGAIN...).  With
  * --hold it then prints "holding" and keeps them until it is killed.
- * Exits 0 once it has printed, 1 if the device or the PD cannot be had.
+ * Exits 0 once it has printed, 1 (pair_util.h's die()) if the device or
+ * the PD cannot be had.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+
+#include "pair_util.h"
 
 static const char *errno_name(int err)
 {
@@ -34,19 +37,6 @@ static const char *errno_name(int err)
 	default:
 		return "another errno";
 	}
-}
-
-static struct ibv_context *open_named(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
 }
 
 /* One more key of kind on pd: 0, or the errno of the refusal. */
@@ -81,12 +71,11 @@ int main(int argc, char **argv)
 		else
 			max = strtol(argv[i], NULL, 0);
 	}
-	ctx = open_named(argv[1]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	if (!pd) {
-		printf("cannot open %s and allocate a PD: %s\n", argv[1], strerror(errno));
-		return 1;
-	}
+	pu_prog = "vrnic_keys";
+	ctx = open_device_named(argv[1]);
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("cannot allocate a PD on %s: %s", argv[1], strerror(errno));
 	/* The objects stay until the process ends: its exit frees them. */
 	while (max < 0 || took < max) {
 		errno = 0;
