@@ -47,7 +47,7 @@ as_nobody() {
 # took OUTPUT: the N of "took N".
 took() { sed -n 's/^took //p' <<<"$1"; }
 
-ktap_plan 7
+ktap_plan 8
 if [[ -r $params/context_keys && -r $params/kernel_keys ]]; then
 	ctx=$(<"$params/context_keys")
 	kern=$(<"$params/kernel_keys")
@@ -94,43 +94,19 @@ out=$(as_nobody mw 1 2>&1)
 ktap_check "${#holders[@]} contexts take $total keys, max_mr - kernel_keys, and then no context gets one" \
 	$? "$out" "$(tail -n 2 "$tmp"/hold.*)"
 
-# The kernel's reserve: NVMe-oF in this guest, whose host registers every
-# request's pages with its pool of FRWR MRs.  nvme_namespace: the block
-# device of the subsystem's namespace, once it appears.
-nvme_namespace() {
-	local sub n try
-	for ((try = 0; try < 100; try++)); do
-		for sub in /sys/class/nvme-subsystem/*; do
-			[[ $(cat "$sub/subsysnqn" 2>/dev/null) == "$nvmeof_nqn" ]] || continue
-			for n in "$sub"/nvme*n*; do
-				[[ -b /dev/${n##*/} ]] && echo "/dev/${n##*/}" && return 0
-			done
-		done
-		nap 0.2
-	done
-	return 1
-}
+# The kernel's reserve: NVMe-oF in this guest (nvmeof_lib.sh's target),
+# whose host registers every request's pages with its pool of FRWR MRs.
+nvmeof_target_setup "$VRNIC_IP"
 rc=1
 out=$({
-	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet &&
-		modprobe nvmet-rdma && modprobe nvme-rdma &&
-		{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
-		s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1 &&
-		mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
-		mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
-		echo 1 >"$s/namespaces/1/enable" &&
-		mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
-		echo "$VRNIC_IP" >"$p/addr_traddr" && echo $nvmeof_port >"$p/addr_trsvcid" &&
-		ln -s "$s" "$p/subsystems/$nvmeof_nqn" &&
+	modprobe nvme-rdma &&
 		timeout 120 nvme connect -t rdma -a "$VRNIC_IP" -s $nvmeof_port -n $nvmeof_nqn &&
-		dev=$(nvme_namespace) &&
+		dev=$(nvmeof_devices | head -n 1) &&
 		timeout 120 dd if="$dev" of=/dev/null bs=1M count=8 iflag=direct
 } 2>&1) && rc=0
 nvme disconnect -n $nvmeof_nqn >/dev/null 2>&1
-rm -f "$nvmeof_cfg/ports/1/subsystems/$nvmeof_nqn"
-rmdir "$nvmeof_cfg/ports/1" "$nvmeof_cfg/subsystems/$nvmeof_nqn/namespaces/1" \
-	"$nvmeof_cfg/subsystems/$nvmeof_nqn" 2>/dev/null
-modprobe -r nvme-rdma nvmet-rdma nvmet null_blk 2>/dev/null
+modprobe -r nvme-rdma 2>/dev/null
+nvmeof_target_teardown
 ktap_check "meanwhile nvme-rdma (FRWR) connects through vrnic and reads 8 MiB: kernel_keys are the kernel's" \
 	$rc "$out" "$(dmesg | tail -n 12)"
 
