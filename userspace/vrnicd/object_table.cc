@@ -61,6 +61,7 @@ void ObjectTable::reset() {
   free_mrs_.resize(max_mr);
   std::iota(free_mrs_.begin(), free_mrs_.end(), 1U);
   key_history_.clear();
+  key_history_.resize(static_cast<size_t>(max_mr) + 1);
   pds_.resize(static_cast<size_t>(l.max_pd) + 1);
   next_qpn_ = 2;
 }
@@ -149,7 +150,7 @@ uint32_t ObjectTable::take_mr_index() {
 // variant (the consumer's from then on).  With a quarter of the tags
 // excluded, a draw takes 4/3 tries on average.
 uint32_t ObjectTable::new_key(uint32_t index) {
-  auto& slot = key_history_[index];
+  auto& slot = key_history_.at(index);
   if (!slot) {
     slot = std::make_unique<KeyHistory>();
   }

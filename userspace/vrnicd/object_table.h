@@ -13,7 +13,6 @@
 #include <memory>
 #include <random>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "config.h"
@@ -120,7 +119,7 @@ class ObjectTable {
     uint32_t next = 0;
     uint32_t count = 0;
   };
-  std::unordered_map<uint32_t, std::unique_ptr<KeyHistory>> key_history_;
+  std::vector<std::unique_ptr<KeyHistory>> key_history_;  // by MR index, made at first use
   std::mt19937 rng_{std::random_device{}()};
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
