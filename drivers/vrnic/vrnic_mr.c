@@ -182,6 +182,54 @@ u32 vrnic_access(int ib_access)
 	return a;
 }
 
+/*
+ * Register mr->umem with the device: its page list, then REG_MR.  On
+ * failure the umem is gone (released, or kept by reclaim while a dead
+ * device may still use it).
+ */
+static int vrnic_reg_umem(struct vrnic_dev *dev, struct vrnic_mr *mr, u32 pdn,
+			  u64 virt_addr, u64 length, int access)
+{
+	struct vrnic_reg_mr_params p = {};
+	unsigned long pgsz;
+	struct vrnic_pbl pbl;
+	int err;
+
+	pgsz = ib_umem_find_best_pgsz(mr->umem,
+				      dev->attrs.page_size_cap &
+				      GENMASK_ULL(VRNIC_MR_MAX_PAGE_SHIFT,
+						  VRNIC_MR_MIN_PAGE_SHIFT),
+				      virt_addr);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	p.npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
+	err = vrnic_pbl_build(dev, mr->umem, pgsz, p.npages, &pbl);
+	if (err)
+		goto err_release;
+
+	p.iova = virt_addr;
+	p.length = length;
+	p.pbl_addr = pbl.dir_dma;
+	p.indirect = pbl.nlists != 0;
+	p.pdn = pdn;
+	p.access = vrnic_access(access);
+	p.page_shift = __ffs(pgsz);
+	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
+	/* The device copies the list at REG_MR, unless it died on it. */
+	vrnic_reclaim(dev, vrnic_lend_failed(dev, err), vrnic_release_pbl,
+		      &pbl, sizeof(pbl));
+	/* A device that died on REG_MR may have registered the pages. */
+	if (err)
+		vrnic_reclaim_umem(dev, mr->umem, vrnic_lend_failed(dev, err));
+	return err;
+
+err_release:
+	ib_umem_release(mr->umem);
+	return err;
+}
+
 struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata)
 {
@@ -189,9 +237,6 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
 			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING;
-	struct vrnic_reg_mr_params p = {};
-	unsigned long pgsz;
-	struct vrnic_pbl pbl;
 	struct vrnic_mr *mr;
 	int err;
 
@@ -214,43 +259,15 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr->umem);
 		goto err_uncharge;
 	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem,
-				      dev->attrs.page_size_cap &
-				      GENMASK_ULL(VRNIC_MR_MAX_PAGE_SHIFT,
-						  VRNIC_MR_MIN_PAGE_SHIFT),
-				      virt_addr);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_release;
-	}
-	p.npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
-	err = vrnic_pbl_build(dev, mr->umem, pgsz, p.npages, &pbl);
+	err = vrnic_reg_umem(dev, mr, to_vpd(ibpd)->pdn, virt_addr, length,
+			     access);
 	if (err)
-		goto err_release;
-
-	p.iova = virt_addr;
-	p.length = length;
-	p.pbl_addr = pbl.dir_dma;
-	p.indirect = pbl.nlists != 0;
-	p.pdn = to_vpd(ibpd)->pdn;
-	p.access = vrnic_access(access);
-	p.page_shift = __ffs(pgsz);
-	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
-	/* The device copies the list at REG_MR, unless it died on it. */
-	vrnic_reclaim(dev, vrnic_lend_failed(dev, err), vrnic_release_pbl,
-		      &pbl, sizeof(pbl));
-	if (err) {
-		/* A device that died on REG_MR may have registered the pages. */
-		vrnic_reclaim_umem(dev, mr->umem, vrnic_lend_failed(dev, err));
 		goto err_uncharge;
-	}
 
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	return &mr->ibmr;
 
-err_release:
-	ib_umem_release(mr->umem);
 err_uncharge:
 	vrnic_uncharge_key(dev, mr->owner);
 err_free:
