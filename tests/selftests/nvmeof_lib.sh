@@ -168,14 +168,44 @@ nvmeof_rxe_gsi_deaf() {
 	echo "a MAD send failed at ${t}s (${err##*icm_mad_send_err: }) and no MAD was received after it"
 }
 
+# rxe on Linux 6.12 never comes back from a link flap under nvme-rdma:
+# the host's reconnect work waits in nvme_rdma_alloc_queue for an rdma_cm
+# event that never comes, "nvme disconnect" waits for that work
+# (cancel_delayed_work_sync), and so does deleting rxe0 (nvme-rdma's
+# device removal deletes the controller).  It happens with an rxe target
+# too (two rxe guests, no vrnic), and nothing short of a reboot frees the
+# guest, so an rxe host on these kernels is not link-pulled.
+nvmeof_rxe_flap_hang_kernels=(6.12)
+
+# nvmeof_rxe_flap_hangs: say why, and succeed, when this kernel's rxe
+# hangs across a link flap (above).
+nvmeof_rxe_flap_hangs() {
+	local k v
+	v=$(uname -r | cut -d. -f1-2)
+	for k in "${nvmeof_rxe_flap_hang_kernels[@]}"; do
+		if [[ $v == "$k" ]]; then
+			echo "rxe host on Linux $v: its reconnect after a link flap waits forever (rxe against rxe too)"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # nvmeof_link_pull ADDR: connect, and while fio writes (and then verifies)
 # take the host's link away for 5 s (VRNIC_LINK_PULL_S).  In-flight
 # commands fail over to the controller's reconnect: the controller must be
 # live again within 50 s of the link's return, fio's verify must stay
 # clean, and the controller must be live after it.  An rxe host that hits
-# rxe's GSI bug above skips, says so, and gets a new rxe0.
+# rxe's GSI bug above skips, says so, and gets a new rxe0; an rxe host
+# whose kernel hangs across a flap (nvmeof_rxe_flap_hangs) skips it all.
 nvmeof_link_pull() {
-	local addr=$1 mark out out2 fio_pid rc state port pull=${VRNIC_LINK_PULL_S:-5} try deaf=
+	local addr=$1 mark out out2 fio_pid rc state port pull=${VRNIC_LINK_PULL_S:-5} try deaf= why
+	if [[ $VRNIC_ROLE == rxe ]] && why=$(nvmeof_rxe_flap_hangs); then
+		for out in "nvme connect" "fio verify" "controller live" "nvme disconnect"; do
+			ktap_skip "link pull: $out" "$why"
+		done
+		return
+	fi
 	mark=$(dmesg_mark)
 	modprobe nvme-rdma
 	nvmeof_connect "$addr" "link pull: nvme connect"
