@@ -127,38 +127,23 @@ static int vrnic_build_reg_mr(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/* Build one send WQE in its ring slot. */
-static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			   void *slot)
+/* The header fields an opcode carries beyond wr_id: immediate, remote. */
+static void vrnic_sqe_header(struct vrnic_sqe *h, const struct ib_send_wr *wr,
+			     u32 opcode)
 {
-	size_t stride = (size_t)1 << qp->sq.log_stride;
-	u32 data = qp->ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
-	struct vrnic_sqe *h = slot;
-	u32 opcode, ctrl, len = 0;
-	int i, err;
-
-	err = vrnic_wqe_opcode(wr->opcode, qp->ud, &opcode);
-	if (err)
-		return err;
-	if (opcode == VRNIC_WQE_REG_MR)
-		return vrnic_build_reg_mr(qp, wr, slot);
-	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
-	    (opcode == VRNIC_WQE_LOCAL_INV && wr->num_sge))
-		return -EINVAL;
-
-	memset(slot, 0, data);
-	ctrl = FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode) |
-	       vrnic_sqe_flags(qp, wr);
 	h->wr_id = cpu_to_le64(wr->wr_id);
-	if (opcode == VRNIC_WQE_SEND_WITH_IMM ||
-	    opcode == VRNIC_WQE_RDMA_WRITE_WITH_IMM)
-		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
-	if (opcode == VRNIC_WQE_LOCAL_INV || opcode == VRNIC_WQE_SEND_WITH_INV)
-		h->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
-
 	switch (opcode) {
-	case VRNIC_WQE_RDMA_WRITE:
+	case VRNIC_WQE_SEND_WITH_IMM:
+		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
+		break;
+	case VRNIC_WQE_LOCAL_INV:
+	case VRNIC_WQE_SEND_WITH_INV:
+		h->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
+		break;
 	case VRNIC_WQE_RDMA_WRITE_WITH_IMM:
+		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
+		fallthrough;
+	case VRNIC_WQE_RDMA_WRITE:
 	case VRNIC_WQE_RDMA_READ:
 		h->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 		h->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
@@ -173,6 +158,73 @@ static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	default:
 		break;
 	}
+}
+
+static bool vrnic_sqe_may_inline(u32 opcode)
+{
+	return opcode != VRNIC_WQE_LOCAL_INV && opcode != VRNIC_WQE_RDMA_READ &&
+	       opcode != VRNIC_WQE_ATOMIC_CMP_AND_SWP &&
+	       opcode != VRNIC_WQE_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * The WQE's data at offset data of the slot: the bytes themselves when the
+ * WR is inline (kernel inline SGEs hold kernel virtual addresses), its SGEs
+ * otherwise; *ctrl gets the control bits that say which.
+ */
+static int vrnic_sqe_data(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			  u32 opcode, void *slot, u32 data, u32 *ctrl)
+{
+	size_t stride = (size_t)1 << qp->sq.log_stride;
+	struct vrnic_sqe *h = slot;
+	struct vrnic_sge *sge = slot + data;
+	u32 len = 0;
+	int i;
+
+	if ((wr->send_flags & IB_SEND_INLINE) && vrnic_sqe_may_inline(opcode)) {
+		for (i = 0; i < wr->num_sge; i++) {
+			const struct ib_sge *s = &wr->sg_list[i];
+
+			if (s->length > qp->cap.max_inline_data - len)
+				return -EINVAL;
+			memcpy(slot + data + len, (void *)(uintptr_t)s->addr, s->length);
+			len += s->length;
+		}
+		h->length = cpu_to_le32(len);
+		*ctrl = VRNIC_WQE_CTRL_INLINE;
+		return 0;
+	}
+	if (data + (size_t)wr->num_sge * sizeof(*sge) > stride)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	*ctrl = FIELD_PREP(VRNIC_WQE_CTRL_NUM_SGE_MASK, wr->num_sge);
+	return 0;
+}
+
+/* Build one send WQE in its ring slot. */
+static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			   void *slot)
+{
+	u32 data = qp->ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
+	struct vrnic_sqe *h = slot;
+	u32 opcode, ctrl;
+	int err;
+
+	err = vrnic_wqe_opcode(wr->opcode, qp->ud, &opcode);
+	if (err)
+		return err;
+	if (opcode == VRNIC_WQE_REG_MR)
+		return vrnic_build_reg_mr(qp, wr, slot);
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
+	    (opcode == VRNIC_WQE_LOCAL_INV && wr->num_sge))
+		return -EINVAL;
+
+	memset(slot, 0, data);
+	vrnic_sqe_header(h, wr, opcode);
 	if (qp->ud) {
 		const struct ib_ud_wr *ud = ud_wr(wr);
 
@@ -183,37 +235,11 @@ static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 		memcpy(slot + VRNIC_SQE_DATA_OFFSET, &to_vah(ud->ah)->av,
 		       sizeof(struct vrnic_av));
 	}
-
-	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    opcode != VRNIC_WQE_LOCAL_INV &&
-	    opcode != VRNIC_WQE_RDMA_READ &&
-	    opcode != VRNIC_WQE_ATOMIC_CMP_AND_SWP &&
-	    opcode != VRNIC_WQE_ATOMIC_FETCH_AND_ADD) {
-		/* Kernel inline SGEs hold kernel virtual addresses. */
-		for (i = 0; i < wr->num_sge; i++) {
-			const struct ib_sge *sge = &wr->sg_list[i];
-
-			if (sge->length > qp->cap.max_inline_data - len)
-				return -EINVAL;
-			memcpy(slot + data + len, (void *)(uintptr_t)sge->addr,
-			       sge->length);
-			len += sge->length;
-		}
-		ctrl |= VRNIC_WQE_CTRL_INLINE;
-		h->length = cpu_to_le32(len);
-	} else {
-		struct vrnic_sge *sge = slot + data;
-
-		if (data + (size_t)wr->num_sge * sizeof(*sge) > stride)
-			return -EINVAL;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
-		ctrl |= FIELD_PREP(VRNIC_WQE_CTRL_NUM_SGE_MASK, wr->num_sge);
-	}
-	h->ctrl = cpu_to_le32(ctrl);
+	err = vrnic_sqe_data(qp, wr, opcode, slot, data, &ctrl);
+	if (err)
+		return err;
+	h->ctrl = cpu_to_le32(FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode) |
+			      vrnic_sqe_flags(qp, wr) | ctrl);
 	return 0;
 }
 

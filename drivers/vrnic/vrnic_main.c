@@ -426,6 +426,32 @@ static int vrnic_request_vectors(struct vrnic_dev *dev)
 	return 0;
 }
 
+/*
+ * With the admin queue set up: the async event queue, ENABLE, what the
+ * device and its port are, and the completion event queues.
+ */
+static int vrnic_dev_start(struct vrnic_dev *dev)
+{
+	int err;
+
+	err = vrnic_aeq_init(dev);
+	if (err)
+		return err;
+	err = vrnic_dev_enable(dev);
+	if (err)
+		return err;
+	dev->cmdq.running = true;
+
+	err = vrnic_cmd_query_device(dev, &dev->attrs);
+	if (err)
+		return err;
+	err = vrnic_cmd_query_port(dev, &dev->port);
+	if (err)
+		return err;
+	dev->port_state = dev->port.state;
+	return vrnic_ceqs_init(dev);
+}
+
 /* Bring the hardware up, short of registering with ib_core. */
 static int vrnic_probe_dev(struct vrnic_dev *dev)
 {
@@ -460,23 +486,7 @@ static int vrnic_probe_dev(struct vrnic_dev *dev)
 	err = vrnic_cmdq_init(dev);
 	if (err)
 		goto err_free_irq;
-	err = vrnic_aeq_init(dev);
-	if (err)
-		goto err_teardown;
-	err = vrnic_dev_enable(dev);
-	if (err)
-		goto err_teardown;
-	dev->cmdq.running = true;
-
-	err = vrnic_cmd_query_device(dev, &dev->attrs);
-	if (err)
-		goto err_teardown;
-	err = vrnic_cmd_query_port(dev, &dev->port);
-	if (err)
-		goto err_teardown;
-	dev->port_state = dev->port.state;
-
-	err = vrnic_ceqs_init(dev);
+	err = vrnic_dev_start(dev);
 	if (err)
 		goto err_teardown;
 
@@ -614,6 +624,29 @@ static void vrnic_ib_unregister(struct vrnic_dev *dev)
 	ib_unregister_device(&dev->ibdev);
 }
 
+/* The software state of a new device, before any of it is touched. */
+static void vrnic_init_dev(struct vrnic_dev *dev, struct pci_dev *pdev)
+{
+	dev->pdev = pdev;
+	pci_set_drvdata(pdev, dev);
+	spin_lock_init(&dev->recover_lock);
+	INIT_DELAYED_WORK(&dev->recover_work, vrnic_recover);
+	spin_lock_init(&dev->lent_lock);
+	INIT_LIST_HEAD(&dev->lent);
+	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
+	mutex_init(&dev->obj_xa_lock);
+}
+
+static void vrnic_fini_dev(struct vrnic_dev *dev)
+{
+	xa_destroy(&dev->srq_xa);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	mutex_destroy(&dev->obj_xa_lock);
+}
+
 static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct vrnic_dev *dev;
@@ -634,17 +667,7 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		err = -ENOMEM;
 		goto err_disable;
 	}
-	dev->pdev = pdev;
-	pci_set_drvdata(pdev, dev);
-	spin_lock_init(&dev->recover_lock);
-	INIT_DELAYED_WORK(&dev->recover_work, vrnic_recover);
-	spin_lock_init(&dev->lent_lock);
-	INIT_LIST_HEAD(&dev->lent);
-	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
-	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
-	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
-	mutex_init(&dev->obj_xa_lock);
-
+	vrnic_init_dev(dev, pdev);
 	err = vrnic_probe_dev(dev);
 	if (err)
 		goto err_dealloc;
@@ -666,10 +689,7 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 err_remove_dev:
 	vrnic_remove_dev(dev);
 err_dealloc:
-	xa_destroy(&dev->srq_xa);
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	mutex_destroy(&dev->obj_xa_lock);
+	vrnic_fini_dev(dev);
 	ib_dealloc_device(&dev->ibdev);
 err_disable:
 	pci_disable_device(pdev);
@@ -685,10 +705,7 @@ static void vrnic_remove(struct pci_dev *pdev)
 	vrnic_stop_recovery(dev);
 	vrnic_ib_unregister(dev);
 	vrnic_remove_dev(dev);
-	xa_destroy(&dev->srq_xa);
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	mutex_destroy(&dev->obj_xa_lock);
+	vrnic_fini_dev(dev);
 	ib_dealloc_device(&dev->ibdev);
 	pci_disable_device(pdev);
 }

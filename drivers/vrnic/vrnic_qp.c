@@ -71,32 +71,25 @@ static u32 vrnic_rq_sges(u8 log_stride, u32 dev_max_sge)
 			  VRNIC_SGE_SIZE, dev_max_sge);
 }
 
-int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-		    struct ib_udata *udata)
+/* The device's QP type for an IB one, and what it may not come with. */
+static int vrnic_qp_type(struct ib_qp_init_attr *attr, struct ib_udata *udata,
+			 struct vrnic_create_qp_params *p)
 {
-	struct vrnic_dev *dev = to_vdev(ibqp->device);
-	struct vrnic_qp *qp = to_vqp(ibqp);
-	struct vrnic_create_qp_params p = {};
-	struct vrnic_create_qp_resp resp = {};
-	u64 key = 0;
-	u32 npages;
-	int err;
-
 	switch (attr->qp_type) {
 	case IB_QPT_RC:
-		p.type = VRNIC_QPT_RC;
+		p->type = VRNIC_QPT_RC;
 		break;
 	case IB_QPT_UC:
-		p.type = VRNIC_QPT_UC;
+		p->type = VRNIC_QPT_UC;
 		break;
 	case IB_QPT_UD:
-		p.type = VRNIC_QPT_UD;
+		p->type = VRNIC_QPT_UD;
 		break;
 	case IB_QPT_GSI:
 		if (udata || attr->port_num != 1)
 			return -EINVAL;
-		p.type = VRNIC_QPT_UD;
-		p.gsi = true;
+		p->type = VRNIC_QPT_UD;
+		p->gsi = true;
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -105,15 +98,27 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+	return 0;
+}
 
-	err = vrnic_sq_geometry(dev, attr, &p.sq_log_depth, &p.sq_log_stride);
+/*
+ * The rings' geometry and where they go in the queue buffer: page 0 is the
+ * doorbell record, then the SQ, then the RQ unless the QP has an SRQ.
+ * attr->cap gets the capacities granted.  Returns the buffer's pages.
+ */
+static int vrnic_qp_layout(struct vrnic_dev *dev, struct ib_qp_init_attr *attr,
+			   struct vrnic_create_qp_params *p, u32 *npages)
+{
+	int err;
+
+	err = vrnic_sq_geometry(dev, attr, &p->sq_log_depth, &p->sq_log_stride);
 	if (err)
 		return err;
-	p.sq_page = 1;
-	npages = 1 + vrnic_ring_pages(p.sq_log_depth, p.sq_log_stride);
+	p->sq_page = 1;
+	*npages = 1 + vrnic_ring_pages(p->sq_log_depth, p->sq_log_stride);
 	if (attr->srq) {
-		p.has_srq = true;
-		p.srqn = to_vsrq(attr->srq)->srqn;
+		p->has_srq = true;
+		p->srqn = to_vsrq(attr->srq)->srqn;
 		attr->cap.max_recv_wr = 0;
 		attr->cap.max_recv_sge = 0;
 	} else {
@@ -121,18 +126,80 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 					attr->cap.max_recv_sge,
 					dev->attrs.max_qp_wr,
 					dev->attrs.max_recv_sge,
-					&p.rq_log_depth, &p.rq_log_stride);
+					&p->rq_log_depth, &p->rq_log_stride);
 		if (err)
 			return err;
-		p.rq_page = npages;
-		npages += vrnic_ring_pages(p.rq_log_depth, p.rq_log_stride);
-		attr->cap.max_recv_wr = 1U << p.rq_log_depth;
-		attr->cap.max_recv_sge = vrnic_rq_sges(p.rq_log_stride,
-						       dev->attrs.max_recv_sge);
+		p->rq_page = *npages;
+		*npages += vrnic_ring_pages(p->rq_log_depth, p->rq_log_stride);
+		attr->cap.max_recv_wr = 1U << p->rq_log_depth;
+		attr->cap.max_recv_sge =
+			vrnic_rq_sges(p->rq_log_stride, dev->attrs.max_recv_sge);
 	}
-	if (npages > VRNIC_QBUF_MAX_PAGES)
-		return -EINVAL;
+	return *npages > VRNIC_QBUF_MAX_PAGES ? -EINVAL : 0;
+}
 
+/* The driver's view of a QP the device has just created. */
+static void vrnic_qp_init(struct vrnic_qp *qp, struct ib_qp_init_attr *attr,
+			  const struct vrnic_create_qp_params *p)
+{
+	qp->ibqp.qp_num = qp->qpn;
+	qp->state = IB_QPS_RESET;
+	qp->cap = attr->cap;
+	qp->sq_sig_all = p->sq_sig_all;
+	qp->ud = p->type == VRNIC_QPT_UD;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->sq.base = qp->qb.buf + ((size_t)p->sq_page << PAGE_SHIFT);
+	qp->sq.log_depth = p->sq_log_depth;
+	qp->sq.log_stride = p->sq_log_stride;
+	if (!p->has_srq) {
+		qp->rq.base = qp->qb.buf + ((size_t)p->rq_page << PAGE_SHIFT);
+		qp->rq.log_depth = p->rq_log_depth;
+		qp->rq.log_stride = p->rq_log_stride;
+	}
+}
+
+/* A user QP's queue buffer goes to libvrnic: its mmap key and layout. */
+static int vrnic_qp_to_user(struct vrnic_qp *qp, struct ib_udata *udata,
+			    const struct vrnic_create_qp_params *p, u32 npages)
+{
+	struct vrnic_create_qp_resp resp = {};
+	u64 key = 0;
+	int err;
+
+	qp->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qp->qb, &key);
+	if (!qp->mmap_entry)
+		return -ENOMEM;
+	resp.qbuf_key = key;
+	resp.qbuf_size = npages << PAGE_SHIFT;
+	resp.sq_offset = p->sq_page << PAGE_SHIFT;
+	resp.rq_offset = p->rq_page << PAGE_SHIFT;
+	resp.sq_log_depth = p->sq_log_depth;
+	resp.sq_log_stride = p->sq_log_stride;
+	resp.rq_log_depth = p->rq_log_depth;
+	resp.rq_log_stride = p->rq_log_stride;
+	resp.max_inline = p->max_inline;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		rdma_user_mmap_entry_remove(qp->mmap_entry);
+	return err;
+}
+
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_create_qp_params p = {};
+	u32 npages;
+	int err;
+
+	err = vrnic_qp_type(attr, udata, &p);
+	if (err)
+		return err;
+	err = vrnic_qp_layout(dev, attr, &p, &npages);
+	if (err)
+		return err;
 	err = vrnic_qbuf_alloc(dev, &qp->qb, npages);
 	if (err)
 		return err;
@@ -148,49 +215,18 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		mutex_unlock(&dev->obj_xa_lock);
 		goto err_free;
 	}
-	ibqp->qp_num = qp->qpn;
-	qp->state = IB_QPS_RESET;
-	qp->cap = attr->cap;
-	qp->sq_sig_all = p.sq_sig_all;
-	qp->ud = p.type == VRNIC_QPT_UD;
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
-	qp->sq.base = qp->qb.buf + ((size_t)p.sq_page << PAGE_SHIFT);
-	qp->sq.log_depth = p.sq_log_depth;
-	qp->sq.log_stride = p.sq_log_stride;
-	if (!p.has_srq) {
-		qp->rq.base = qp->qb.buf + ((size_t)p.rq_page << PAGE_SHIFT);
-		qp->rq.log_depth = p.rq_log_depth;
-		qp->rq.log_stride = p.rq_log_stride;
-	}
+	vrnic_qp_init(qp, attr, &p);
 	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
 	mutex_unlock(&dev->obj_xa_lock);
 	if (err)
 		goto err_destroy;
 	if (!udata)
 		return 0;
-	qp->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qp->qb, &key);
-	if (!qp->mmap_entry) {
-		err = -ENOMEM;
-		goto err_erase;
-	}
-
-	resp.qbuf_key = key;
-	resp.qbuf_size = npages << PAGE_SHIFT;
-	resp.sq_offset = p.sq_page << PAGE_SHIFT;
-	resp.rq_offset = p.rq_page << PAGE_SHIFT;
-	resp.sq_log_depth = p.sq_log_depth;
-	resp.sq_log_stride = p.sq_log_stride;
-	resp.rq_log_depth = p.rq_log_depth;
-	resp.rq_log_stride = p.rq_log_stride;
-	resp.max_inline = p.max_inline;
-	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	err = vrnic_qp_to_user(qp, udata, &p, npages);
 	if (err)
-		goto err_remove;
+		goto err_erase;
 	return 0;
 
-err_remove:
-	rdma_user_mmap_entry_remove(qp->mmap_entry);
 err_erase:
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 err_destroy:
@@ -224,6 +260,52 @@ static const struct {
 	{ IB_QP_EN_SQD_ASYNC_NOTIFY, VRNIC_QP_ATTR_SQD_ASYNC_NOTIFY },
 };
 
+/* The attributes a device with one port and one P_Key can take. */
+static int vrnic_modify_qp_attrs_ok(struct vrnic_dev *dev,
+				    const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > dev->attrs.max_qp_init_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > dev->attrs.max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	return 0;
+}
+
+/* MODIFY_QP's attributes, from ib_core's; the mask says which count. */
+static int vrnic_qp_attr_to_hw(const struct ib_qp_attr *attr, int mask,
+			       enum ib_qp_state next, struct vrnic_qp_attr *a)
+{
+	a->state = cpu_to_le32(next);
+	/* Kept so that query_qp returns it; it means nothing for a QP. */
+	a->access = cpu_to_le32(vrnic_access(attr->qp_access_flags));
+	a->path_mtu = cpu_to_le32(attr->path_mtu);
+	a->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+	a->rq_psn = cpu_to_le32(attr->rq_psn);
+	a->sq_psn = cpu_to_le32(attr->sq_psn);
+	a->qkey = cpu_to_le32(attr->qkey);
+	a->pkey_index = cpu_to_le16(attr->pkey_index);
+	a->port = (mask & IB_QP_PORT) ? attr->port_num : 1;
+	a->timeout = attr->timeout;
+	a->retry_cnt = attr->retry_cnt;
+	a->rnr_retry = attr->rnr_retry;
+	a->min_rnr_timer = attr->min_rnr_timer;
+	a->max_rd_atomic = attr->max_rd_atomic;
+	a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a->sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_AV)
+		return vrnic_fill_av(&attr->ah_attr, &a->av);
+	return 0;
+}
+
 int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
@@ -243,19 +325,9 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
 		return -EINVAL;
-	if ((mask & IB_QP_PORT) && attr->port_num != 1)
-		return -EINVAL;
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
-		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > dev->attrs.max_qp_init_rd_atom)
-		return -EINVAL;
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > dev->attrs.max_qp_rd_atom)
-		return -EINVAL;
-	if ((mask & IB_QP_PATH_MTU) &&
-	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
-		return -EINVAL;
+	err = vrnic_modify_qp_attrs_ok(dev, attr, mask);
+	if (err)
+		return err;
 
 	for (i = 0; i < ARRAY_SIZE(vrnic_qp_mask_map); i++)
 		if (mask & vrnic_qp_mask_map[i].ib)
@@ -263,29 +335,9 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* QP1 belongs to its port: ib_mad does not name it, the device wants it. */
 	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET && next == IB_QPS_INIT)
 		hw_mask |= VRNIC_QP_ATTR_PORT;
-	a.state = cpu_to_le32(next);
-	/* Kept so that query_qp returns it; it means nothing for a QP. */
-	a.access = cpu_to_le32(vrnic_access(attr->qp_access_flags));
-	a.path_mtu = cpu_to_le32(attr->path_mtu);
-	a.dest_qpn = cpu_to_le32(attr->dest_qp_num);
-	a.rq_psn = cpu_to_le32(attr->rq_psn);
-	a.sq_psn = cpu_to_le32(attr->sq_psn);
-	a.qkey = cpu_to_le32(attr->qkey);
-	a.pkey_index = cpu_to_le16(attr->pkey_index);
-	a.port = (mask & IB_QP_PORT) ? attr->port_num : 1;
-	a.timeout = attr->timeout;
-	a.retry_cnt = attr->retry_cnt;
-	a.rnr_retry = attr->rnr_retry;
-	a.min_rnr_timer = attr->min_rnr_timer;
-	a.max_rd_atomic = attr->max_rd_atomic;
-	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	a.sqd_async_notify = attr->en_sqd_async_notify;
-	if (mask & IB_QP_AV) {
-		err = vrnic_fill_av(&attr->ah_attr, &a.av);
-		if (err)
-			return err;
-	}
-
+	err = vrnic_qp_attr_to_hw(attr, mask, next, &a);
+	if (err)
+		return err;
 	err = vrnic_cmd_modify_qp(dev, qp->qpn, hw_mask, &a);
 	if (err)
 		return err;
@@ -448,15 +500,53 @@ int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	return vrnic_mcast(ibqp, gid, false);
 }
 
+/* An SRQ's ring: page 0 of its queue buffer is the doorbell record. */
+static int vrnic_srq_layout(struct vrnic_dev *dev, struct ib_srq_attr *attr,
+			    u8 *log_depth, u8 *log_stride, u32 *npages)
+{
+	int err;
+
+	err = vrnic_rq_geometry(attr->max_wr, attr->max_sge,
+				dev->attrs.max_srq_wr, dev->attrs.max_srq_sge,
+				log_depth, log_stride);
+	if (err)
+		return err;
+	if (attr->srq_limit > (1U << *log_depth))
+		return -EINVAL;
+	*npages = 1 + vrnic_ring_pages(*log_depth, *log_stride);
+	return *npages > VRNIC_QBUF_MAX_PAGES ? -EINVAL : 0;
+}
+
+/* A user SRQ's queue buffer goes to libvrnic: its mmap key and layout. */
+static int vrnic_srq_to_user(struct vrnic_srq *srq, struct ib_udata *udata,
+			     u32 npages, u8 log_depth, u8 log_stride)
+{
+	struct vrnic_create_srq_resp resp = {};
+	u64 key = 0;
+	int err;
+
+	srq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &srq->qb, &key);
+	if (!srq->mmap_entry)
+		return -ENOMEM;
+	resp.qbuf_key = key;
+	resp.qbuf_size = npages << PAGE_SHIFT;
+	resp.ring_offset = PAGE_SIZE;
+	resp.log_depth = log_depth;
+	resp.log_stride = log_stride;
+	resp.srqn = srq->srqn;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		rdma_user_mmap_entry_remove(srq->mmap_entry);
+	return err;
+}
+
 int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibsrq->device);
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	struct ib_srq_attr *attr = &init->attr;
-	struct vrnic_create_srq_resp resp = {};
 	u8 log_depth, log_stride;
-	u64 key = 0;
 	u32 npages;
 	int err;
 
@@ -464,17 +554,9 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -EOPNOTSUPP;
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	err = vrnic_rq_geometry(attr->max_wr, attr->max_sge,
-				dev->attrs.max_srq_wr, dev->attrs.max_srq_sge,
-				&log_depth, &log_stride);
+	err = vrnic_srq_layout(dev, attr, &log_depth, &log_stride, &npages);
 	if (err)
 		return err;
-	if (attr->srq_limit > (1U << log_depth))
-		return -EINVAL;
-	npages = 1 + vrnic_ring_pages(log_depth, log_stride);
-	if (npages > VRNIC_QBUF_MAX_PAGES)
-		return -EINVAL;
-
 	err = vrnic_qbuf_alloc(dev, &srq->qb, npages);
 	if (err)
 		return err;
@@ -501,25 +583,11 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		srq->ring.log_stride = log_stride;
 		return 0;
 	}
-	srq->mmap_entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &srq->qb, &key);
-	if (!srq->mmap_entry) {
-		err = -ENOMEM;
-		goto err_erase;
-	}
-
-	resp.qbuf_key = key;
-	resp.qbuf_size = npages << PAGE_SHIFT;
-	resp.ring_offset = PAGE_SIZE;
-	resp.log_depth = log_depth;
-	resp.log_stride = log_stride;
-	resp.srqn = srq->srqn;
-	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	err = vrnic_srq_to_user(srq, udata, npages, log_depth, log_stride);
 	if (err)
-		goto err_remove;
+		goto err_erase;
 	return 0;
 
-err_remove:
-	rdma_user_mmap_entry_remove(srq->mmap_entry);
 err_erase:
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
 err_destroy:
