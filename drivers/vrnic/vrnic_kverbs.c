@@ -8,8 +8,6 @@
  * ENGINE doorbell only when the device says it is asleep.
  */
 
-#include <linux/log2.h>
-
 #include "vrnic_verbs.h"
 
 static struct vrnic_qp_dbrec *vrnic_qp_dbrec(struct vrnic_qp *qp)
@@ -40,207 +38,16 @@ static void vrnic_kick_engine(struct vrnic_dev *dev)
 		vrnic_ring_db(dev, VRNIC_DB_CHANNEL_ENGINE);
 }
 
-static int vrnic_wqe_opcode(enum ib_wr_opcode op, bool ud, u32 *out)
+/* What the WQE encoder needs of a kernel QP's send queue. */
+static struct vrnic_sq_shape vrnic_qp_sq_shape(const struct vrnic_qp *qp)
 {
-	switch (op) {
-	case IB_WR_SEND:
-		*out = VRNIC_WQE_SEND;
-		return 0;
-	case IB_WR_SEND_WITH_IMM:
-		*out = VRNIC_WQE_SEND_WITH_IMM;
-		return 0;
-	case IB_WR_LOCAL_INV:
-		*out = VRNIC_WQE_LOCAL_INV;
-		return 0;
-	case IB_WR_REG_MR:
-		*out = VRNIC_WQE_REG_MR;
-		return 0;
-	default:
-		break;
-	}
-	if (ud)
-		return -EINVAL;
-	switch (op) {
-	case IB_WR_RDMA_WRITE:
-		*out = VRNIC_WQE_RDMA_WRITE;
-		return 0;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		*out = VRNIC_WQE_RDMA_WRITE_WITH_IMM;
-		return 0;
-	case IB_WR_RDMA_READ:
-		*out = VRNIC_WQE_RDMA_READ;
-		return 0;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		*out = VRNIC_WQE_ATOMIC_CMP_AND_SWP;
-		return 0;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		*out = VRNIC_WQE_ATOMIC_FETCH_AND_ADD;
-		return 0;
-	case IB_WR_SEND_WITH_INV:
-		*out = VRNIC_WQE_SEND_WITH_INV;
-		return 0;
-	default:
-		/* Memory windows, signature MRs: none. */
-		return -EINVAL;
-	}
-}
-
-static u32 vrnic_sqe_flags(const struct vrnic_qp *qp, const struct ib_send_wr *wr)
-{
-	u32 ctrl = 0;
-
-	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
-		ctrl |= VRNIC_WQE_CTRL_SIGNALED;
-	if (wr->send_flags & IB_SEND_SOLICITED)
-		ctrl |= VRNIC_WQE_CTRL_SOLICITED;
-	if (wr->send_flags & IB_SEND_FENCE)
-		ctrl |= VRNIC_WQE_CTRL_FENCE;
-	return ctrl;
-}
-
-/*
- * IB_WR_REG_MR: register the pages vrnic_map_mr_sg() listed.  The device
- * reads the list when it reaches the WQE; ULPs map an MR again only after
- * its invalidation completed, so the list stays put until then.
- */
-static int vrnic_build_reg_mr(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			      void *slot)
-{
-	const struct ib_reg_wr *reg = reg_wr(wr);
-	struct vrnic_mr *mr = to_vmr(reg->mr);
-	struct vrnic_sqe_reg_mr *r = slot;
-
-	if (!mr->pages || !mr->npages || wr->num_sge ||
-	    !is_power_of_2(reg->mr->page_size))
-		return -EINVAL;
-	memset(r, 0, sizeof(*r));
-	r->wr_id = cpu_to_le64(wr->wr_id);
-	r->key = cpu_to_le32(reg->key);
-	r->iova = cpu_to_le64(reg->mr->iova);
-	r->length = cpu_to_le64(reg->mr->length);
-	r->pbl_addr = cpu_to_le64(mr->pages_dma);
-	r->npages = cpu_to_le32(mr->npages);
-	r->page_shift = cpu_to_le32(ilog2(reg->mr->page_size));
-	r->access = cpu_to_le32(vrnic_access(reg->access));
-	r->ctrl = cpu_to_le32(FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, VRNIC_WQE_REG_MR) |
-			      vrnic_sqe_flags(qp, wr));
-	return 0;
-}
-
-/* The header fields an opcode carries beyond wr_id: immediate, remote. */
-static void vrnic_sqe_header(struct vrnic_sqe *h, const struct ib_send_wr *wr,
-			     u32 opcode)
-{
-	h->wr_id = cpu_to_le64(wr->wr_id);
-	switch (opcode) {
-	case VRNIC_WQE_SEND_WITH_IMM:
-		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
-		break;
-	case VRNIC_WQE_LOCAL_INV:
-	case VRNIC_WQE_SEND_WITH_INV:
-		h->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
-		break;
-	case VRNIC_WQE_RDMA_WRITE_WITH_IMM:
-		h->imm_data = cpu_to_le32(be32_to_cpu(wr->ex.imm_data));
-		fallthrough;
-	case VRNIC_WQE_RDMA_WRITE:
-	case VRNIC_WQE_RDMA_READ:
-		h->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
-		h->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
-		break;
-	case VRNIC_WQE_ATOMIC_CMP_AND_SWP:
-	case VRNIC_WQE_ATOMIC_FETCH_AND_ADD:
-		h->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
-		h->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
-		h->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
-		h->swap = cpu_to_le64(atomic_wr(wr)->swap);
-		break;
-	default:
-		break;
-	}
-}
-
-static bool vrnic_sqe_may_inline(u32 opcode)
-{
-	return opcode != VRNIC_WQE_LOCAL_INV && opcode != VRNIC_WQE_RDMA_READ &&
-	       opcode != VRNIC_WQE_ATOMIC_CMP_AND_SWP &&
-	       opcode != VRNIC_WQE_ATOMIC_FETCH_AND_ADD;
-}
-
-/*
- * The WQE's data at offset data of the slot: the bytes themselves when the
- * WR is inline (kernel inline SGEs hold kernel virtual addresses), its SGEs
- * otherwise; *ctrl gets the control bits that say which.
- */
-static int vrnic_sqe_data(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			  u32 opcode, void *slot, u32 data, u32 *ctrl)
-{
-	size_t stride = (size_t)1 << qp->sq.log_stride;
-	struct vrnic_sqe *h = slot;
-	struct vrnic_sge *sge = slot + data;
-	u32 len = 0;
-	int i;
-
-	if ((wr->send_flags & IB_SEND_INLINE) && vrnic_sqe_may_inline(opcode)) {
-		for (i = 0; i < wr->num_sge; i++) {
-			const struct ib_sge *s = &wr->sg_list[i];
-
-			if (s->length > qp->cap.max_inline_data - len)
-				return -EINVAL;
-			memcpy(slot + data + len, (void *)(uintptr_t)s->addr, s->length);
-			len += s->length;
-		}
-		h->length = cpu_to_le32(len);
-		*ctrl = VRNIC_WQE_CTRL_INLINE;
-		return 0;
-	}
-	if (data + (size_t)wr->num_sge * sizeof(*sge) > stride)
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-		sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-		sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-	}
-	*ctrl = FIELD_PREP(VRNIC_WQE_CTRL_NUM_SGE_MASK, wr->num_sge);
-	return 0;
-}
-
-/* Build one send WQE in its ring slot. */
-static int vrnic_build_sqe(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			   void *slot)
-{
-	u32 data = qp->ud ? VRNIC_SQE_UD_DATA_OFFSET : VRNIC_SQE_DATA_OFFSET;
-	struct vrnic_sqe *h = slot;
-	u32 opcode, ctrl;
-	int err;
-
-	err = vrnic_wqe_opcode(wr->opcode, qp->ud, &opcode);
-	if (err)
-		return err;
-	if (opcode == VRNIC_WQE_REG_MR)
-		return vrnic_build_reg_mr(qp, wr, slot);
-	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
-	    (opcode == VRNIC_WQE_LOCAL_INV && wr->num_sge))
-		return -EINVAL;
-
-	memset(slot, 0, data);
-	vrnic_sqe_header(h, wr, opcode);
-	if (qp->ud) {
-		const struct ib_ud_wr *ud = ud_wr(wr);
-
-		if (!ud->ah)
-			return -EINVAL;
-		h->remote_qpn = cpu_to_le32(ud->remote_qpn);
-		h->remote_qkey = cpu_to_le32(ud->remote_qkey);
-		memcpy(slot + VRNIC_SQE_DATA_OFFSET, &to_vah(ud->ah)->av,
-		       sizeof(struct vrnic_av));
-	}
-	err = vrnic_sqe_data(qp, wr, opcode, slot, data, &ctrl);
-	if (err)
-		return err;
-	h->ctrl = cpu_to_le32(FIELD_PREP(VRNIC_WQE_CTRL_OPCODE_MASK, opcode) |
-			      vrnic_sqe_flags(qp, wr) | ctrl);
-	return 0;
+	return (struct vrnic_sq_shape){
+		.ud = qp->ud,
+		.sig_all = qp->sq_sig_all,
+		.log_stride = qp->sq.log_stride,
+		.max_sge = qp->cap.max_send_sge,
+		.max_inline = qp->cap.max_inline_data,
+	};
 }
 
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -249,6 +56,7 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct vrnic_dev *dev = to_vdev(ibqp->device);
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
+	const struct vrnic_sq_shape shape = vrnic_qp_sq_shape(qp);
 	u32 depth = 1U << qp->sq.log_depth;
 	unsigned long flags;
 	u32 start, ci;
@@ -270,7 +78,7 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		err = vrnic_build_sqe(qp, wr, vrnic_kring_slot(&qp->sq, qp->sq.pi));
+		err = vrnic_build_sqe(&shape, wr, vrnic_kring_slot(&qp->sq, qp->sq.pi));
 		if (err)
 			break;
 		qp->sq.pi++;
@@ -286,26 +94,6 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 out:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	return err;
-}
-
-/* One receive WQE into its slot; max_sge bounds its SGEs. */
-static int vrnic_write_rqe(void *slot, const struct ib_recv_wr *wr, u32 max_sge)
-{
-	struct vrnic_rqe *rqe = slot;
-	struct vrnic_sge *sge = (struct vrnic_sge *)(rqe + 1);
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > max_sge)
-		return -EINVAL;
-	rqe->wr_id = cpu_to_le64(wr->wr_id);
-	rqe->num_sge = cpu_to_le32(wr->num_sge);
-	rqe->rsvd = 0;
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-		sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-		sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-	}
-	return 0;
 }
 
 /*

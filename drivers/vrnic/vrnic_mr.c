@@ -165,23 +165,6 @@ err_nomem:
 	return -ENOMEM;
 }
 
-u32 vrnic_access(int ib_access)
-{
-	u32 a = 0;
-
-	if (ib_access & IB_ACCESS_LOCAL_WRITE)
-		a |= VRNIC_ACCESS_LOCAL_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_WRITE)
-		a |= VRNIC_ACCESS_REMOTE_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_READ)
-		a |= VRNIC_ACCESS_REMOTE_READ;
-	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
-		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
-	if (ib_access & IB_ACCESS_MW_BIND)
-		a |= VRNIC_ACCESS_MW_BIND;
-	return a;
-}
-
 /*
  * Register mr->umem with the device: its page list, then REG_MR.  On
  * failure the umem is gone (released, or kept by reclaim while a dead
@@ -354,6 +337,18 @@ static int vrnic_set_page(struct ib_mr *ibmr, u64 addr)
 		return -ENOMEM;
 	mr->pages[mr->npages++] = cpu_to_le64(addr);
 	return 0;
+}
+
+/* A fast-register MR's page list, for its REG_MR WQE (vrnic_wqe.c). */
+bool vrnic_mr_fr_list(struct ib_mr *ibmr, struct vrnic_fr_list *out)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+
+	if (!mr->pages)
+		return false;
+	out->dma = mr->pages_dma;
+	out->npages = mr->npages;
+	return true;
 }
 
 int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -409,6 +409,12 @@ int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
+/* The address a UD WQE to ibah carries (vrnic_wqe.c). */
+const struct vrnic_av *vrnic_ah_av(struct ib_ah *ibah)
+{
+	return &to_vah(ibah)->av;
+}
+
 static const struct rdma_stat_desc vrnic_stat_descs[] = {
 	[VRNIC_STAT_TX_PACKETS].name = "tx_packets",
 	[VRNIC_STAT_TX_BYTES].name = "tx_bytes",

@@ -9,6 +9,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "vrnic.h"
+#include "vrnic_wqe.h"
 
 enum vrnic_mmap_type {
 	VRNIC_MMAP_IO_NC,	/* device registers, uncached */
@@ -205,7 +206,6 @@ int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int vrnic_dealloc_mw(struct ib_mw *ibmw);
-u32 vrnic_access(int ib_access);
 
 /* vrnic_cq.c */
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
