@@ -4,7 +4,8 @@
 // decoded in one place for all of userspace: libvrnic builds send and
 // receive WQEs and reads CQEs with it, vrnicd parses WQEs and writes CQEs
 // with it, and the host test harness plays the driver with it.  (The kernel
-// has its own C copy of the WQE builder in vrnic_kverbs.c.)
+// has its own C copy of the WQE builder in drivers/vrnic/vrnic_wqe.c;
+// tests/unit/kcodec holds it to the decoders here.)
 //
 // Everything here is CPU order; the entries are little endian.  Decoders
 // treat the entry as hostile: every count and length is checked against
