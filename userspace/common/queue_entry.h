@@ -194,18 +194,8 @@ struct SqeFields {
   BindMwFields bind;                       // BIND_MW
 };
 
-// Parse a send WQE (the stride bytes of its slot, copied out of the ring
-// by the caller).  Returns VRNIC_VERR_NONE, or why it is malformed:
-// VRNIC_VERR_WQE_OPCODE for an unknown opcode, VRNIC_VERR_WQE_LAYOUT for
-// SGEs or inline data that do not fit the entry.  The header fields are
-// filled in either way.
-inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* out) noexcept {
-  vrnic_sqe h{};
-  const size_t data = sqe_data_offset(ud);
-  if (entry.size() < data) {
-    return VRNIC_VERR_WQE_LAYOUT;
-  }
-  std::memcpy(&h, entry.data(), sizeof(h));
+// The fields of a send WQE's header, whatever its opcode.
+inline void sqe_parse_header(const vrnic_sqe& h, SqeFields* out) noexcept {
   const uint32_t ctrl = le32(h.ctrl);
   out->wr_id = le64(h.wr_id);
   out->opcode = field_get<VRNIC_WQE_CTRL_OPCODE_MASK>(ctrl);
@@ -222,24 +212,45 @@ inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* 
   out->remote_qkey = le32(h.remote_qkey);
   out->num_sge = 0;
   out->inline_data = {};
+}
+
+// A memory management WQE's own layout (REG_MR, BIND_MW; LOCAL_INV has
+// only the header).  They carry no data.
+inline uint32_t sqe_parse_local(std::span<const std::byte> entry, uint32_t ctrl,
+                                SqeFields* out) noexcept {
+  if (out->opcode == VRNIC_WQE_REG_MR) {
+    vrnic_sqe_reg_mr r{};
+    std::memcpy(&r, entry.data(), sizeof(r));
+    out->reg = {le32(r.key),    le64(r.iova),   le64(r.length),    le64(r.pbl_addr),
+                le32(r.access), le32(r.npages), le32(r.page_shift)};
+  } else if (out->opcode == VRNIC_WQE_BIND_MW) {
+    vrnic_sqe_bind_mw b{};
+    std::memcpy(&b, entry.data(), sizeof(b));
+    out->bind = {le32(b.rkey), le64(b.addr), le64(b.length), le32(b.mr_lkey), le32(b.access)};
+  }
+  return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0 ? VRNIC_VERR_WQE_LAYOUT
+                                                                             : VRNIC_VERR_NONE;
+}
+
+// Parse a send WQE (the stride bytes of its slot, copied out of the ring
+// by the caller).  Returns VRNIC_VERR_NONE, or why it is malformed:
+// VRNIC_VERR_WQE_OPCODE for an unknown opcode, VRNIC_VERR_WQE_LAYOUT for
+// SGEs or inline data that do not fit the entry.  The header fields are
+// filled in either way.
+inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* out) noexcept {
+  vrnic_sqe h{};
+  const size_t data = sqe_data_offset(ud);
+  if (entry.size() < data) {
+    return VRNIC_VERR_WQE_LAYOUT;
+  }
+  std::memcpy(&h, entry.data(), sizeof(h));
+  const uint32_t ctrl = le32(h.ctrl);
+  sqe_parse_header(h, out);
   if (!sqe_opcode_known(out->opcode)) {
     return VRNIC_VERR_WQE_OPCODE;
   }
   if (sqe_opcode_local(out->opcode)) {
-    if (out->opcode == VRNIC_WQE_REG_MR) {
-      vrnic_sqe_reg_mr r{};
-      std::memcpy(&r, entry.data(), sizeof(r));
-      out->reg = {le32(r.key),    le64(r.iova),   le64(r.length),    le64(r.pbl_addr),
-                  le32(r.access), le32(r.npages), le32(r.page_shift)};
-    } else if (out->opcode == VRNIC_WQE_BIND_MW) {
-      vrnic_sqe_bind_mw b{};
-      std::memcpy(&b, entry.data(), sizeof(b));
-      out->bind = {le32(b.rkey), le64(b.addr), le64(b.length), le32(b.mr_lkey), le32(b.access)};
-    }
-    // Memory management WQEs carry no data.
-    return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0
-               ? VRNIC_VERR_WQE_LAYOUT
-               : VRNIC_VERR_NONE;
+    return sqe_parse_local(entry, ctrl, out);
   }
   if (ud) {
     std::memcpy(&out->av, entry.data() + VRNIC_SQE_DATA_OFFSET, sizeof(out->av));

@@ -51,6 +51,39 @@ uint64_t mac_to_guid(const MacAddr& mac) {
   return guid;
 }
 
+namespace {
+
+// The 32-bit limits --limit may set, by name.
+struct LimitField {
+  std::string_view name;
+  uint32_t DeviceLimits::*field;
+};
+constexpr std::array<LimitField, 21> kLimitFields{{
+    {"max_qp", &DeviceLimits::max_qp},
+    {"max_qp_wr", &DeviceLimits::max_qp_wr},
+    {"max_send_sge", &DeviceLimits::max_send_sge},
+    {"max_recv_sge", &DeviceLimits::max_recv_sge},
+    {"max_sge_rd", &DeviceLimits::max_sge_rd},
+    {"max_cq", &DeviceLimits::max_cq},
+    {"max_cqe", &DeviceLimits::max_cqe},
+    {"max_mr", &DeviceLimits::max_mr},
+    {"max_pd", &DeviceLimits::max_pd},
+    {"max_qp_rd_atom", &DeviceLimits::max_qp_rd_atom},
+    {"max_qp_init_rd_atom", &DeviceLimits::max_qp_init_rd_atom},
+    {"max_srq", &DeviceLimits::max_srq},
+    {"max_srq_wr", &DeviceLimits::max_srq_wr},
+    {"max_srq_sge", &DeviceLimits::max_srq_sge},
+    {"max_ah", &DeviceLimits::max_ah},
+    {"max_inline_data", &DeviceLimits::max_inline_data},
+    {"max_mcast_grp", &DeviceLimits::max_mcast_grp},
+    {"max_mcast_qp_attach", &DeviceLimits::max_mcast_qp_attach},
+    {"max_eq", &DeviceLimits::max_eq},
+    {"max_counter_sets", &DeviceLimits::max_counter_sets},
+    {"max_fast_reg_page_list_len", &DeviceLimits::max_fast_reg_page_list_len},
+}};
+
+}  // namespace
+
 bool set_limit(DeviceLimits& limits, std::string_view assignment) {
   const size_t eq = assignment.find('=');
   if (eq == std::string_view::npos) {
@@ -63,34 +96,7 @@ bool set_limit(DeviceLimits& limits, std::string_view assignment) {
   if (ec != std::errc() || p != value.data() + value.size() || v == 0) {
     return false;
   }
-  struct Entry {
-    std::string_view name;
-    uint32_t DeviceLimits::*field;
-  };
-  static constexpr std::array<Entry, 21> kFields{{
-      {"max_qp", &DeviceLimits::max_qp},
-      {"max_qp_wr", &DeviceLimits::max_qp_wr},
-      {"max_send_sge", &DeviceLimits::max_send_sge},
-      {"max_recv_sge", &DeviceLimits::max_recv_sge},
-      {"max_sge_rd", &DeviceLimits::max_sge_rd},
-      {"max_cq", &DeviceLimits::max_cq},
-      {"max_cqe", &DeviceLimits::max_cqe},
-      {"max_mr", &DeviceLimits::max_mr},
-      {"max_pd", &DeviceLimits::max_pd},
-      {"max_qp_rd_atom", &DeviceLimits::max_qp_rd_atom},
-      {"max_qp_init_rd_atom", &DeviceLimits::max_qp_init_rd_atom},
-      {"max_srq", &DeviceLimits::max_srq},
-      {"max_srq_wr", &DeviceLimits::max_srq_wr},
-      {"max_srq_sge", &DeviceLimits::max_srq_sge},
-      {"max_ah", &DeviceLimits::max_ah},
-      {"max_inline_data", &DeviceLimits::max_inline_data},
-      {"max_mcast_grp", &DeviceLimits::max_mcast_grp},
-      {"max_mcast_qp_attach", &DeviceLimits::max_mcast_qp_attach},
-      {"max_eq", &DeviceLimits::max_eq},
-      {"max_counter_sets", &DeviceLimits::max_counter_sets},
-      {"max_fast_reg_page_list_len", &DeviceLimits::max_fast_reg_page_list_len},
-  }};
-  for (const Entry& e : kFields) {
+  for (const LimitField& e : kLimitFields) {
     if (e.name == name) {
       // A key has 12 index bits: no more MRs than it can name.
       if (v > UINT32_MAX || (e.name == "max_mr" && v > VRNIC_MAX_KEYS)) {

@@ -156,12 +156,67 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
 
 std::string keeper_path(const std::string& ivshmem_socket) { return ivshmem_socket + ".keeper"; }
 
-bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
-                  const std::vector<int>& irqs, UniqueFd* lease, std::string* err) {
+namespace {
+
+// The keeper's listening socket at path, which only vrnicd's user may
+// connect to (the keeper hands out guest RAM); ino is its inode, for the
+// keeper to tell later whether the path is still its own.
+UniqueFd listen_private(const std::string& path, ino_t* ino, std::string* err) {
   sockaddr_un addr{};
   if (!unix_socket_addr(path, &addr, err)) {
+    return {};
+  }
+  UniqueFd lfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!lfd) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return {};
+  }
+  ::unlink(path.c_str());
+  struct stat st {};
+  const mode_t old_mask = ::umask(0077);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  const int bound = ::bind(lfd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::umask(old_mask);
+  if (bound != 0 || ::listen(lfd.get(), 4) != 0 || ::stat(path.c_str(), &st) != 0) {
+    *err = path + ": " + std::strerror(errno);
+    return {};
+  }
+  *ino = st.st_ino;
+  return lfd;
+}
+
+// Fork the keeper twice removed, so that it is nobody's zombie: init (or
+// a subreaper) adopts it and it outlives vrnicd.  Everything it needs is
+// ready before the fork; it keeps the descriptors in keep and closes the
+// rest.
+bool fork_keeper(int lfd, int lease, const std::string& path, ino_t ino, const Header& h,
+                 const std::vector<int>& fds, const std::vector<int>& keep, std::string* err) {
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    *err = std::string("fork: ") + std::strerror(errno);
     return false;
   }
+  if (pid == 0) {
+    const pid_t keeper = ::fork();
+    if (keeper == 0) {
+      keeper_main(lfd, lease, path.c_str(), ino, h, fds, keep);
+    }
+    ::_exit(keeper < 0 ? 1 : 0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *err = "fork of the keeper failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool start_keeper(const std::string& path, int shm, int client, const std::vector<int>& doorbells,
+                  const std::vector<int>& irqs, UniqueFd* lease, std::string* err) {
   std::vector<int> fds = {shm, client};
   fds.insert(fds.end(), doorbells.begin(), doorbells.end());
   fds.insert(fds.end(), irqs.begin(), irqs.end());
@@ -169,20 +224,9 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
     *err = "too many eventfds to keep";
     return false;
   }
-  UniqueFd lfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ino_t ino = 0;
+  const UniqueFd lfd = listen_private(path, &ino, err);
   if (!lfd) {
-    *err = std::string("socket: ") + std::strerror(errno);
-    return false;
-  }
-  ::unlink(path.c_str());
-  struct stat st {};
-  // Only vrnicd's user may connect: the keeper hands out guest RAM.
-  const mode_t old_mask = ::umask(0077);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  const int bound = ::bind(lfd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::umask(old_mask);
-  if (bound != 0 || ::listen(lfd.get(), 4) != 0 || ::stat(path.c_str(), &st) != 0) {
-    *err = path + ": " + std::strerror(errno);
     return false;
   }
   // The lease: the keeper hands the device to nobody while we hold our end.
@@ -192,39 +236,15 @@ bool start_keeper(const std::string& path, int shm, int client, const std::vecto
     return false;
   }
   UniqueFd ours(pair[0]);
-  UniqueFd theirs(pair[1]);
-  // Everything the keeper needs is ready before the fork.
+  const UniqueFd theirs(pair[1]);
   std::vector<int> keep = fds;
-  keep.push_back(lfd.get());
-  keep.push_back(theirs.get());
-  keep.push_back(0);
-  keep.push_back(1);
-  keep.push_back(2);
+  keep.insert(keep.end(), {lfd.get(), theirs.get(), 0, 1, 2});
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
   const Header h{
       kMagic, kVersion, static_cast<uint32_t>(doorbells.size()), static_cast<uint32_t>(irqs.size()),
       0,      0};
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    *err = std::string("fork: ") + std::strerror(errno);
-    ::unlink(path.c_str());
-    return false;
-  }
-  if (pid == 0) {
-    // Fork again, so that the keeper is nobody's zombie: it is adopted by
-    // init (or a subreaper) and outlives vrnicd.
-    const pid_t keeper = ::fork();
-    if (keeper == 0) {
-      keeper_main(lfd.get(), theirs.get(), path.c_str(), st.st_ino, h, fds, keep);
-    }
-    ::_exit(keeper < 0 ? 1 : 0);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    *err = "fork of the keeper failed";
+  if (!fork_keeper(lfd.get(), theirs.get(), path, ino, h, fds, keep, err)) {
     ::unlink(path.c_str());
     return false;
   }

@@ -126,25 +126,44 @@ bool start_port(const Options& o, Device& dev, EthPort& port) {
   return true;
 }
 
+// What QEMU's doorbells and comings and goings do to the device.  The
+// device is made after the server (the server is its interrupt sink), so
+// the callbacks reach it through dev.
+IvshmemServer::Callbacks device_callbacks(const std::unique_ptr<Device>& dev) {
+  return IvshmemServer::Callbacks{
+      .on_connect = [] {},
+      .on_disconnect = [&dev] { dev->on_disconnect_st(); },
+      .on_doorbell =
+          [&dev](uint32_t ch, uint64_t count) {
+            if (ch == VRNIC_DB_CHANNEL_CTRL) {
+              dev->on_ctrl_doorbell_st();
+            } else if (ch == VRNIC_DB_CHANNEL_ENGINE) {
+              dev->on_engine_doorbell_st(count);
+            }
+          },
+  };
+}
+
+// The info file, if asked for, and the log lines that say the device is up.
+bool announce(const Options& o, const Device& dev, const GuestMemory& mem, const std::string& ctl) {
+  if (!o.info_file.empty() && !write_info_file(o.info_file, dev)) {
+    LOG_ERR("%s: %s", o.info_file.c_str(), std::strerror(errno));
+    return false;
+  }
+  LOG_INFO("control socket %s", ctl.c_str());
+  LOG_INFO("vrnic device ready: socket %s, guest RAM %s (%llu MiB), MAC %s, %u vectors",
+           o.socket_path.c_str(), o.guest_mem_path.c_str(),
+           static_cast<unsigned long long>(mem.ram_size() >> 20), format_mac(o.dev.mac).c_str(),
+           o.dev.num_vectors);
+  return true;
+}
+
 // The device, served to QEMU: everything runs on the dispatch loop.
 int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
           std::optional<KeptDevice> kept) {
-  // The device is created before the server so that the server's callbacks
-  // can reach it; the server is its interrupt sink.
   std::unique_ptr<Device> dev;
   IvshmemServer server(loop, bar.fd(), o.dev.num_vectors, VRNIC_DB_NUM_CHANNELS,
-                       IvshmemServer::Callbacks{
-                           .on_connect = [] {},
-                           .on_disconnect = [&dev] { dev->on_disconnect_st(); },
-                           .on_doorbell =
-                               [&dev](uint32_t ch, uint64_t count) {
-                                 if (ch == VRNIC_DB_CHANNEL_CTRL) {
-                                   dev->on_ctrl_doorbell_st();
-                                 } else if (ch == VRNIC_DB_CHANNEL_ENGINE) {
-                                   dev->on_engine_doorbell_st(count);
-                                 }
-                               },
-                       });
+                       device_callbacks(dev));
   dev = std::make_unique<Device>(o.dev, bar, mem, server);
   dev->init_registers_st();
   // A device taken over starts from RESET: to the driver, a device that
@@ -174,15 +193,9 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
     return 1;
   }
   loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev->on_heartbeat_st(); });
-  if (!o.info_file.empty() && !write_info_file(o.info_file, *dev)) {
-    LOG_ERR("%s: %s", o.info_file.c_str(), std::strerror(errno));
+  if (!announce(o, *dev, mem, ctl)) {
     return 1;
   }
-  LOG_INFO("control socket %s", ctl.c_str());
-  LOG_INFO("vrnic device ready: socket %s, guest RAM %s (%llu MiB), MAC %s, %u vectors",
-           o.socket_path.c_str(), o.guest_mem_path.c_str(),
-           static_cast<unsigned long long>(mem.ram_size() >> 20), format_mac(o.dev.mac).c_str(),
-           o.dev.num_vectors);
   run_dispatch(loop, *dev,
                {std::chrono::microseconds(o.poll_us), std::chrono::microseconds(o.doze_us),
                 std::chrono::microseconds(o.doze_tick_us)});
