@@ -9,13 +9,13 @@
 #include <cstring>
 #include <vector>
 
-#include "bar2.h"
-#include "config.h"
-#include "device.h"
-#include "guest_memory.h"
+#include "base/bar2.h"
+#include "base/config.h"
+#include "base/guest_memory.h"
+#include "base/irq.h"
+#include "base/log.h"
+#include "device/device.h"
 #include "hw_access.h"
-#include "irq.h"
-#include "log.h"
 
 namespace {
 

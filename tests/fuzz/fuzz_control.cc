@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "control.h"
+#include "control/control.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "control.h"
-#include "eth_port.h"
-#include "event_loop.h"
+#include "base/event_loop.h"
+#include "control/control.h"
 #include "fuzz_rig.h"
+#include "wire/eth_port.h"
 
 namespace {
 

@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "datagram_link.h"
-#include "eth_port.h"
-#include "event_loop.h"
+#include "base/event_loop.h"
 #include "fuzz_frames.h"
 #include "fuzz_rig.h"
 #include "roce/packet.h"
+#include "wire/datagram_link.h"
+#include "wire/eth_port.h"
 
 namespace {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "fd.h"
-#include "keeper.h"
+#include "base/fd.h"
+#include "frontend/keeper.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/log.h"
 #include "datapath.h"
-#include "log.h"
 
 namespace vrnic_fuzz {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "stream_link.h"
+#include "wire/stream_link.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> buf(reinterpret_cast<const std::byte*>(data), size);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "base/config.h"
+#include "engine/port.h"
 #include "options.h"
-#include "port.h"
 
 namespace {
 

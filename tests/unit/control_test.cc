@@ -2,7 +2,7 @@
 //
 // vrnicd's control socket (vrnicctl): requests parsed strictly, and the
 // answers and trace events about a device that moved data.
-#include "control.h"
+#include "control/control.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

@@ -15,12 +15,12 @@
 #include <span>
 #include <vector>
 
-#include "bar2.h"
-#include "device.h"
+#include "base/bar2.h"
+#include "base/guest_memory.h"
+#include "base/irq.h"
+#include "device/device.h"
 #include "fake_driver.h"
-#include "guest_memory.h"
 #include "hw_access.h"
-#include "irq.h"
 #include "queue_entry.h"
 
 namespace vrnic_test {

@@ -4,7 +4,7 @@
 // memory-region checks (keys, PDs, access, bounds) on every access, MR
 // registration, and the QP state machine as the device enforces it.
 #include "datapath.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <gtest/gtest.h>
 

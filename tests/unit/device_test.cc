@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "bar2.h"
-#include "device.h"
+#include "base/bar2.h"
+#include "base/guest_memory.h"
+#include "base/irq.h"
+#include "device/device.h"
 #include "fake_driver.h"
-#include "guest_memory.h"
-#include "irq.h"
 
 namespace {
 

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "eth_port.h"
-#include "fd.h"
+#include "base/fd.h"
 #include "roce/packet.h"
+#include "wire/eth_port.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "guest_memory.h"
+#include "base/guest_memory.h"
 
 namespace {
 

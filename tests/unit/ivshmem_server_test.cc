@@ -12,12 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bar2.h"
-#include "config.h"
-#include "event_loop.h"
+#include "base/bar2.h"
+#include "base/config.h"
+#include "base/event_loop.h"
+#include "frontend/ivshmem_server.h"
+#include "frontend/keeper.h"
 #include "ivshmem_client.h"
-#include "ivshmem_server.h"
-#include "keeper.h"
 #include "vrnic-hw.h"
 
 namespace {

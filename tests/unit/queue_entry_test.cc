@@ -17,8 +17,8 @@
 
 #include "../../userspace/provider/vrnic.h"
 #include "datapath.h"
-#include "object_table.h"
-#include "qp.h"
+#include "engine/object_table.h"
+#include "engine/qp.h"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "event_loop.h"
-#include "fd.h"
-#include "stream_link.h"
+#include "base/event_loop.h"
+#include "base/fd.h"
+#include "wire/stream_link.h"
 
 namespace {
 

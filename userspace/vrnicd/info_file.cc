@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "device.h"
+#include "device/device.h"
 #include "hw_access.h"
 
 namespace vrnicd {

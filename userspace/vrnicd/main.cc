@@ -15,18 +15,18 @@
 #include <string>
 #include <thread>
 
-#include "bar2.h"
-#include "config.h"
-#include "control.h"
-#include "device.h"
-#include "eth_port.h"
-#include "event_loop.h"
-#include "guest_memory.h"
+#include "base/bar2.h"
+#include "base/config.h"
+#include "base/event_loop.h"
+#include "base/guest_memory.h"
+#include "base/log.h"
+#include "control/control.h"
+#include "device/device.h"
+#include "frontend/ivshmem_server.h"
+#include "frontend/keeper.h"
 #include "info_file.h"
-#include "ivshmem_server.h"
-#include "keeper.h"
-#include "log.h"
 #include "options.h"
+#include "wire/eth_port.h"
 
 namespace vrnicd {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "log.h"
+#include "base/log.h"
 
 namespace vrnicd {
 namespace {

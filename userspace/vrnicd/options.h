@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <string>
 
-#include "bar2.h"
-#include "config.h"
-#include "eth_port.h"
+#include "base/bar2.h"
+#include "base/config.h"
+#include "wire/eth_port.h"
 
 namespace vrnicd {
 

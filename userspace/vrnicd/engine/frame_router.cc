@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "engine/frame_router.h"
+
+#include <algorithm>
+
+#include "engine/counters.h"
+#include "engine/object_table.h"
+#include "engine/port.h"
+
+namespace vrnicd {
+namespace {
+
+constexpr size_t kMaxFramePool = 256;
+
+}  // namespace
+
+FrameRouter::FrameRouter(const ObjectTable& objects, const Port& port, Counters& counters)
+    : objects_(objects), port_(port), counters_(counters) {}
+
+void FrameRouter::reset() { loopback_.clear(); }
+
+std::vector<std::byte> FrameRouter::take_buffer() {
+  if (pool_.empty()) {
+    return {};
+  }
+  std::vector<std::byte> frame = std::move(pool_.back());
+  pool_.pop_back();
+  return frame;
+}
+
+void FrameRouter::recycle(std::vector<std::byte>&& frame) {
+  if (pool_.size() < kMaxFramePool) {
+    pool_.push_back(std::move(frame));
+  }
+}
+
+bool FrameRouter::is_local(const roce::Gid& gid) const {
+  return std::any_of(port_.gids().begin(), port_.gids().end(),
+                     [&](const GidEntry& g) { return g.valid && g.gid == gid; });
+}
+
+bool FrameRouter::has_room(const roce::Gid& dgid) const {
+  if (loopback_.size() + 1 < kMaxLoopback) {
+    return true;  // room even for a multicast frame's two copies
+  }
+  const bool loops_back =
+      is_local(dgid) || (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr);
+  return !loops_back;
+}
+
+void FrameRouter::send(std::vector<std::byte>&& frame, const roce::Gid& dgid) {
+  if (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr) {
+    loopback_.push_back(frame);  // members on this port get a copy too
+  }
+  if (is_local(dgid)) {
+    loopback_.push_back(std::move(frame));
+    return;
+  }
+  if (port_.state() != VRNIC_PORT_ACTIVE) {
+    // The link is down: the frame is lost, as on a pulled cable.
+  } else if (wire_) {
+    wire_(frame);
+  } else {
+    counters_.add(VRNIC_STAT_RX_DROPPED);
+  }
+  recycle(std::move(frame));
+}
+
+bool FrameRouter::receive(std::span<const std::byte> frame) {
+  // Decoded once: the ICRC check is the costly part.
+  roce::Packet pkt;
+  const roce::DecodeStatus st = roce::decode_frame(frame, &pkt);
+  if (st == roce::DecodeStatus::kNotRoce) {
+    return false;
+  }
+  deliver(frame, st, pkt);
+  return true;
+}
+
+bool FrameRouter::poll_loopback(int budget) {
+  bool progress = false;
+  for (int i = 0; i < budget && !loopback_.empty(); ++i) {
+    std::vector<std::byte> frame = std::move(loopback_.front());
+    loopback_.pop_front();
+    roce::Packet pkt;
+    deliver(frame, roce::decode_frame(frame, &pkt), pkt);
+    recycle(std::move(frame));
+    progress = true;
+  }
+  return progress;
+}
+
+void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus st,
+                          const roce::Packet& pkt) {
+  if (st != roce::DecodeStatus::kOk) {
+    counters_.add(st == roce::DecodeStatus::kBadIcrc ? VRNIC_STAT_ICRC_ERRORS
+                                                     : VRNIC_STAT_RX_DROPPED);
+    return;
+  }
+  counters_.add(VRNIC_STAT_RX_PACKETS);
+  counters_.add(VRNIC_STAT_RX_BYTES, frame.size());
+  if (roce::gid_is_multicast(pkt.path.dgid)) {
+    deliver_multicast(pkt, frame.size());
+    return;
+  }
+  Qp* qp = is_local(pkt.path.dgid) ? objects_.find_qp(pkt.bth.dest_qp) : nullptr;
+  if (qp == nullptr) {
+    counters_.add(VRNIC_STAT_RX_DROPPED);
+    return;
+  }
+  qp->receive(pkt, frame.size());
+}
+
+// A multicast datagram: a copy to every UD QP attached to the group.  Only
+// QPN 0xFFFFFF addresses a group (IBA 10.5.2.1).
+void FrameRouter::deliver_multicast(const roce::Packet& pkt, size_t frame_size) {
+  const std::vector<uint32_t>* members = objects_.group(pkt.path.dgid);
+  if (members == nullptr || pkt.bth.dest_qp != roce::kMulticastQpn ||
+      roce::transport_of(pkt.bth.opcode) != roce::Transport::kUd) {
+    counters_.add(VRNIC_STAT_RX_DROPPED);
+    return;
+  }
+  for (const uint32_t qpn : *members) {
+    if (Qp* qp = objects_.find_qp(qpn)) {
+      qp->receive(pkt, frame_size);
+    }
+  }
+}
+
+}  // namespace vrnicd
