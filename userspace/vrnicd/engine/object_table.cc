@@ -2,7 +2,6 @@
 #include "engine/object_table.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "base/guest_memory.h"
 #include "engine/counters.h"
@@ -49,19 +48,13 @@ void ObjectTable::reset() {
   live_qps_.clear();
   srqs_.clear();
   cqs_.clear();
-  mrs_.clear();
   pds_.clear();
   mcast_.clear();
   const DeviceLimits& l = cfg_.limits;
   qps_.resize(static_cast<size_t>(l.max_qp) + 2);
   srqs_.resize(static_cast<size_t>(l.max_srq) + 1);
   cqs_.resize(static_cast<size_t>(l.max_cq) + 1);
-  const uint32_t max_mr = std::min<uint32_t>(l.max_mr, VRNIC_MAX_KEYS);  // 12 index bits
-  mrs_.resize(static_cast<size_t>(max_mr) + 1);
-  free_mrs_.resize(max_mr);
-  std::iota(free_mrs_.begin(), free_mrs_.end(), 1U);
-  key_history_.clear();
-  key_history_.resize(static_cast<size_t>(max_mr) + 1);
+  keys_.reset(l.max_mr);
   pds_.resize(static_cast<size_t>(l.max_pd) + 1);
   next_qpn_ = 2;
 }
@@ -72,7 +65,7 @@ Srq* ObjectTable::find_srq(uint32_t srqn) const { return find(srqs_, srqn); }
 Qp* ObjectTable::find_qp(uint32_t qpn) const { return find(qps_, qpn); }
 
 const Mr* ObjectTable::find_mr(uint32_t key, uint32_t pdn) const {
-  const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  const Mr* mr = keys_.by_key(key);
   return mr != nullptr && mr->key == key && mr->pdn == pdn && mr->state == MrState::kValid &&
                  mr->mw_type == 0
              ? mr
@@ -82,7 +75,7 @@ const Mr* ObjectTable::find_mr(uint32_t key, uint32_t pdn) const {
 const Mr* ObjectTable::find_remote(uint32_t key, uint32_t pdn, uint32_t qpn,
                                    const Mr** window) const {
   *window = nullptr;
-  const Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  const Mr* mr = keys_.by_key(key);
   if (mr == nullptr || mr->key != key || mr->pdn != pdn || mr->state != MrState::kValid) {
     return nullptr;
   }
@@ -93,7 +86,7 @@ const Mr* ObjectTable::find_remote(uint32_t key, uint32_t pdn, uint32_t qpn,
     return nullptr;
   }
   *window = mr;
-  return find(mrs_, mr->mw_mr);  // a bound window's MR cannot go before it
+  return keys_.at(mr->mw_mr);  // a bound window's MR cannot go before it
 }
 
 bool ObjectTable::eq_in_use(uint32_t eqn) const {
@@ -132,61 +125,19 @@ uint8_t ObjectTable::destroy_pd(uint32_t pdn) {
   return VRNIC_AQ_STATUS_OK;
 }
 
-// The next free MR index, drawn at random, or 0 when there is none.
-uint32_t ObjectTable::take_mr_index() {
-  if (free_mrs_.empty()) {
-    return 0;
-  }
-  std::uniform_int_distribution<size_t> pick(0, free_mrs_.size() - 1);
-  const size_t i = pick(rng_);
-  const uint32_t idx = free_mrs_[i];
-  free_mrs_[i] = free_mrs_.back();
-  free_mrs_.pop_back();
-  return idx;
-}
-
-// A key for MR table index: the index, a tag drawn at random from those
-// the index has not had in its last kRecentTags keys, and a random first
-// variant (the consumer's from then on).  With a quarter of the tags
-// excluded, a draw takes 4/3 tries on average.
-uint32_t ObjectTable::new_key(uint32_t index) {
-  auto& slot = key_history_.at(index);
-  if (!slot) {
-    slot = std::make_unique<KeyHistory>();
-  }
-  KeyHistory& h = *slot;
-  std::uniform_int_distribution<uint32_t> draw(0, kTags - 1);
-  uint32_t tag = draw(rng_);
-  while (h.recent.test(tag)) {
-    tag = draw(rng_);
-  }
-  if (h.count == kRecentTags) {
-    h.recent.reset(h.order[h.next]);
-  } else {
-    ++h.count;
-  }
-  h.recent.set(tag);
-  h.order[h.next] = static_cast<uint16_t>(tag);
-  h.next = (h.next + 1) % kRecentTags;
-  return vrnic::field_prep<VRNIC_KEY_INDEX_MASK>(index) |
-         vrnic::field_prep<VRNIC_KEY_TAG_MASK>(tag) |
-         vrnic::field_prep<VRNIC_KEY_VARIANT_MASK>(static_cast<uint32_t>(rng_()) & 0xff);
-}
-
-void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key) {
-  mr->key = new_key(index);
-  *key = mr->key;
+// Into the key table, with a new key; the caller saw that it is not full.
+void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t* key) {
   ++pds_[mr->pdn]->refs;
   counters_.add(VRNIC_STAT_MRS);
   counters_.add(VRNIC_STAT_MR_PAGES, mr->pages.size());
-  mrs_[index] = std::move(mr);
+  *key = keys_.insert(std::move(mr))->key;
 }
 
 uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
   if (!pd_exists(p.pdn)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
-  if (free_mrs_.empty()) {
+  if (keys_.full()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mr = std::make_unique<Mr>();
@@ -204,13 +155,13 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
     mr->page_shift = p.page_shift;
     mr->base = p.iova & ~((1ULL << p.page_shift) - 1);
   }
-  add_mr(std::move(mr), take_mr_index(), key);
+  add_mr(std::move(mr), key);
   return VRNIC_AQ_STATUS_OK;
 }
 
 uint8_t ObjectTable::dereg_mr(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
-  const Mr* mr = find(mrs_, idx);
+  const Mr* mr = keys_.at(idx);
   // A fast-register MR's variant is the consumer's: its index and tag
   // name it.
   if (mr == nullptr || mr->mw_type != 0 ||
@@ -227,9 +178,8 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
 }
 
 void ObjectTable::remove_mr(uint32_t index) {
-  --pds_[mrs_[index]->pdn]->refs;
-  mrs_[index].reset();
-  free_mrs_.push_back(index);
+  --pds_[keys_.at(index)->pdn]->refs;
+  keys_.erase(index);
 }
 
 // ---------------------------------------------------------------------------
@@ -239,24 +189,21 @@ uint8_t ObjectTable::alloc_mw(uint32_t pdn, uint32_t type, uint32_t* key) {
   if (!pd_exists(pdn)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
-  const uint32_t index = take_mr_index();
-  if (index == 0) {
+  if (keys_.full()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mw = std::make_unique<Mr>();
   mw->pdn = pdn;
   mw->mw_type = static_cast<uint8_t>(type);
   mw->state = MrState::kFree;
-  mw->key = new_key(index);
-  *key = mw->key;
   ++pds_[pdn]->refs;
-  mrs_[index] = std::move(mw);
+  *key = keys_.insert(std::move(mw))->key;
   return VRNIC_AQ_STATUS_OK;
 }
 
 uint8_t ObjectTable::dealloc_mw(uint32_t key) {
   const uint32_t idx = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key);
-  Mr* mw = find(mrs_, idx);
+  Mr* mw = keys_.at(idx);
   if (mw == nullptr || mw->mw_type == 0 || !same_device_key(mw->key, key)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
@@ -268,7 +215,7 @@ uint8_t ObjectTable::dealloc_mw(uint32_t key) {
 // A bound window lets go of its MR.
 void ObjectTable::unbind(Mr* mw) {
   if (mw->state == MrState::kValid) {
-    --mrs_[mw->mw_mr]->windows;
+    --keys_.at(mw->mw_mr)->windows;
   }
   mw->state = MrState::kFree;
 }
@@ -277,7 +224,7 @@ void ObjectTable::unbind(Mr* mw) {
 // valid, of the PD and with MW_BIND access, the range within it, and the
 // rights ones the MR can back (remote write and atomic need local write).
 uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b) {
-  Mr* mw = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(b.rkey));
+  Mr* mw = keys_.by_key(b.rkey);
   if (mw == nullptr || mw->mw_type == 0 || mw->pdn != pdn || !same_device_key(mw->key, b.rkey)) {
     return VRNIC_VERR_MW_KEY;
   }
@@ -305,7 +252,7 @@ uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFiel
   }
   const uint32_t mr_index = vrnic::field_get<VRNIC_KEY_INDEX_MASK>(mr->key);
   unbind(mw);  // type 1 may be bound again
-  ++mrs_[mr_index]->windows;
+  ++keys_.at(mr_index)->windows;
   mw->mw_mr = mr_index;
   mw->mw_qpn = qpn;
   mw->key = b.rkey;
@@ -320,8 +267,7 @@ uint8_t ObjectTable::alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key) {
   if (!pd_exists(pdn)) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
-  const uint32_t index = take_mr_index();
-  if (index == 0) {
+  if (keys_.full()) {
     return VRNIC_AQ_STATUS_NO_RESOURCES;
   }
   auto mr = std::make_unique<Mr>();
@@ -329,13 +275,13 @@ uint8_t ObjectTable::alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key) {
   mr->fast_reg = true;
   mr->state = MrState::kFree;
   mr->max_pages = max_pages;
-  add_mr(std::move(mr), index, key);
+  add_mr(std::move(mr), key);
   return VRNIC_AQ_STATUS_OK;
 }
 
 // The fast-register MR that key's index names, if it is of PD pdn.
 Mr* ObjectTable::fast_reg_mr(uint32_t key, uint32_t pdn) const {
-  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  Mr* mr = keys_.by_key(key);
   return mr != nullptr && mr->fast_reg && mr->pdn == pdn && same_device_key(mr->key, key) ? mr
                                                                                           : nullptr;
 }
@@ -386,7 +332,7 @@ uint8_t ObjectTable::fast_reg(uint32_t pdn, const vrnic::FastRegFields& r) {
 // (remote_qpn nullptr) may name an MR in any state; a SEND_WITH_INV
 // received only a valid MR, or a window bound to the receiving QP.
 uint8_t ObjectTable::invalidate_key(uint32_t key, uint32_t pdn, const uint32_t* remote_qpn) {
-  Mr* mr = find(mrs_, vrnic::field_get<VRNIC_KEY_INDEX_MASK>(key));
+  Mr* mr = keys_.by_key(key);
   if (mr == nullptr || mr->key != key || mr->pdn != pdn) {
     return VRNIC_VERR_MR_KEY;
   }
@@ -590,7 +536,7 @@ uint8_t ObjectTable::destroy_qp(uint32_t qpn) {
   }
   // A type 2 window is bound to its QP and goes free with it: a later QP
   // with the same number must not inherit it.
-  for (const auto& mw : mrs_) {
+  for (const auto& mw : keys_.all()) {
     if (mw && mw->mw_type == VRNIC_MW_TYPE_2 && mw->state == MrState::kValid && mw->mw_qpn == qpn) {
       unbind(mw.get());
     }

@@ -7,16 +7,14 @@
 // Every method returns a VRNIC_AQ_STATUS_* value.
 #pragma once
 
-#include <array>
-#include <bitset>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <span>
 #include <vector>
 
 #include "base/config.h"
 #include "engine/cq.h"
+#include "engine/key_table.h"
 #include "engine/objects.h"
 #include "engine/params.h"
 #include "engine/qp.h"
@@ -90,9 +88,7 @@ class ObjectTable {
   McastGroup* find_group(const roce::Gid& gid);
   uint8_t qp_links(const CreateQpParams& p, QpLinks* links) const;
   [[nodiscard]] int qp_slot(bool gsi) const;
-  uint32_t new_key(uint32_t index);
-  uint32_t take_mr_index();
-  void add_mr(std::unique_ptr<Mr> mr, uint32_t index, uint32_t* key);
+  void add_mr(std::unique_ptr<Mr> mr, uint32_t* key);
   [[nodiscard]] Mr* fast_reg_mr(uint32_t key, uint32_t pdn) const;
   void unbind(Mr* mw);
   uint8_t invalidate_key(uint32_t key, uint32_t pdn, const uint32_t* remote_qpn);
@@ -103,24 +99,7 @@ class ObjectTable {
   Counters& counters_;
   QpContext qp_ctx_;
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
-  std::vector<std::unique_ptr<Mr>> mrs_;  // by key index
-  // Free MR indices, drawn at random: which index a registration gets
-  // says nothing about the ones before it.
-  std::vector<uint32_t> free_mrs_;
-  // Per index handed out so far, the tags of its last kRecentTags keys:
-  // a new key's tag is drawn from the others, so a freed key does not come
-  // back before its index has had kRecentTags more, and the next tag is
-  // never narrowed down to fewer than kTags - kRecentTags choices.
-  static constexpr uint32_t kTags = 1U << 12;
-  static constexpr uint32_t kRecentTags = kTags / 4;
-  struct KeyHistory {
-    std::bitset<kTags> recent;
-    std::array<uint16_t, kRecentTags> order{};  // a ring, oldest at next
-    uint32_t next = 0;
-    uint32_t count = 0;
-  };
-  std::vector<std::unique_ptr<KeyHistory>> key_history_;  // by MR index, made at first use
-  std::mt19937 rng_{std::random_device{}()};
+  KeyTable keys_;                         // MRs and windows
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Srq>> srqs_;
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
