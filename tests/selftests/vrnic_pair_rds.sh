@@ -20,6 +20,21 @@ receivers=(0)
 [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && receivers+=(1)
 ktap_plan $((2 * ${#receivers[@]} + 2))
 
+# Linux 6.12: loading rds_rdma on a guest with rxe0 hangs (modprobe and a
+# kworker blocked for good); two rxe guests do the same, so a boot with an
+# rxe guest on 6.12 skips, on both sides.
+if [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && [[ $(uname -r | cut -d. -f1-2) == 6.12 ]]; then
+	why="Linux 6.12: modprobe rds_rdma hangs on the rxe guest (two rxe guests too)"
+	ktap_skip "modprobe rds_rdma (rds_tcp not loaded)" "$why"
+	for r in "${receivers[@]}"; do
+		ktap_skip "receiver vm$r: $count messages" "$why"
+		ktap_skip "vm$r's round over" "$why"
+	done
+	ktap_skip "rds: no kernel warnings" "$why"
+	ktap_finish
+	exit
+fi
+
 mark=$(dmesg_mark)
 out=$(modprobe rds_rdma 2>&1)
 rc=$?
