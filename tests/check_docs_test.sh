@@ -16,27 +16,12 @@ build=${1:?usage: check_docs_test.sh BUILD}
 source "$repo/tests/selftests/lib.sh"
 
 ktap_plan 6
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 out=$("$repo/tests/tools/check-docs" "$build" 2>&1)
 ktap_check "the tree as it is: clean" $? "$out"
 
-# plant NAME EXPECT CMD...: a fresh copy of the sources and documents, CMD
-# run in it; check-docs must fail there and say EXPECT.
-plant() {
-	local name=$1 expect=$2 copy=$tmp/copy rc
-	shift 2
-	rm -rf "$copy"
-	mkdir -p "$copy"
-	(cd "$repo" && git ls-files -z Documentation README.md drivers uapi userspace tests/unit tests/fuzz/*.cc \
-		tests/fuzz/*.h debian LICENSES scripts | xargs -0 cp --parents -t "$copy")
-	(cd "$copy" && "$@")
-	out=$("$repo/tests/tools/check-docs" --root "$copy" "$build" 2>&1)
-	rc=$?
-	[[ $rc == 1 ]] && grep -qF -- "$expect" <<<"$out"
-	ktap_check "$name: found ($expect)" $? "exit $rc" "$out"
-}
+# shellcheck source=tests/tools/plant.sh
+source "$repo/tests/tools/plant.sh"
+plant_check=("$repo/tests/tools/check-docs" "$build")
 
 plant "a walk that names a function no source has" "sqe_decode() is not a function" \
 	sed -i 's/``Qp::fetch_send_wqe()`` → ``sqe_parse()``/``sqe_decode()``/' Documentation/design.rst

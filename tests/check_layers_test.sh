@@ -11,26 +11,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$repo/tests/selftests/lib.sh"
 
 ktap_plan 4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 out=$("$repo/tests/tools/check-layers" 2>&1)
 ktap_check "the tree as it is: clean" $? "$out"
 
-# plant NAME EXPECT CMD...: a fresh copy of userspace/ and uapi/, CMD run
-# in it; check-layers must fail there and say EXPECT.
-plant() {
-	local name=$1 expect=$2 copy=$tmp/copy rc
-	shift 2
-	rm -rf "$copy"
-	mkdir -p "$copy"
-	cp -r "$repo/userspace" "$repo/uapi" "$copy/"
-	(cd "$copy" && "$@")
-	out=$("$repo/tests/tools/check-layers" --root "$copy" 2>&1)
-	rc=$?
-	[[ $rc == 1 ]] && grep -qF -- "$expect" <<<"$out"
-	ktap_check "$name: found ($expect)" $? "exit $rc" "$out"
-}
+# shellcheck source=tests/tools/plant.sh
+source "$repo/tests/tools/plant.sh"
+plant_check=("$repo/tests/tools/check-layers")
 
 plant "the engine including the device" \
 	"engine/qp.cc:1: includes device/device.h: layer device is above engine" \
