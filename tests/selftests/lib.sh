@@ -216,6 +216,10 @@ require_pair() {
 # The kind of RDMA device the peer guest has: vrnic or rxe.
 peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
 
+# The guest kernel's series ("6.12" for 6.12.95+deb12-amd64): what the
+# known problems of rxe (user guide) are keyed by.
+kernel_series() { uname -r | cut -d. -f1-2; }
+
 # pair_sync NAME [SECONDS]: wait until both guests have reached NAME.
 # A name used again in the same boot is a new barrier (its use count, kept
 # guest-local, is part of it).

@@ -211,7 +211,7 @@ nvmeof_rxe_flap_hang_kernels=(6.12)
 # hangs across a link flap (above).
 nvmeof_rxe_flap_hangs() {
 	local k v
-	v=$(uname -r | cut -d. -f1-2)
+	v=$(kernel_series)
 	for k in "${nvmeof_rxe_flap_hang_kernels[@]}"; do
 		if [[ $v == "$k" ]]; then
 			echo "rxe host on Linux $v: its reconnect after a link flap waits forever (rxe against rxe too)"

@@ -23,7 +23,7 @@ ktap_plan $((2 * ${#receivers[@]} + 2))
 # Linux 6.12: loading rds_rdma on a guest with rxe0 hangs (modprobe and a
 # kworker blocked for good); two rxe guests do the same, so a boot with an
 # rxe guest on 6.12 skips, on both sides.
-if [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && [[ $(uname -r | cut -d. -f1-2) == 6.12 ]]; then
+if [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && [[ $(kernel_series) == 6.12 ]]; then
 	why="Linux 6.12: modprobe rds_rdma hangs on the rxe guest (two rxe guests too)"
 	ktap_skip "modprobe rds_rdma (rds_tcp not loaded)" "$why"
 	for r in "${receivers[@]}"; do
