@@ -84,7 +84,7 @@ void side_destroy(struct side *s)
 		ibv_destroy_qp(s->qp);
 	if (s->ah)
 		ibv_destroy_ah(s->ah);
-	if (s->cq)
+	if (s->cq && !s->cq_borrowed)
 		ibv_destroy_cq(s->cq);
 	if (s->mr)
 		ibv_dereg_mr(s->mr);
@@ -196,7 +196,11 @@ bool side_create(struct pair *p, int i)
 		.pd = E.pd,
 	};
 
-	if (o->ex) {
+	if (i == 0 && o->cq0) {
+		CHECK(!o->ex, "qp_opts.cq0 takes an ibv_poll_cq CQ");
+		s->cq = o->cq0;
+		s->cq_borrowed = true;
+	} else if (o->ex) {
 		struct ibv_cq_init_attr_ex ca = {
 			.cqe = (uint32_t)o->cqe,
 			.channel = o->channel,

@@ -71,11 +71,13 @@ struct qp_opts {
 	bool ex;		/* ibv_wr_* API and ibv_cq_ex */
 	struct ibv_srq *srq;	/* for side 1 */
 	struct ibv_comp_channel *channel;
+	struct ibv_cq *cq0;	/* side 0 completes here (the caller's CQ) */
 	bool stop_at_init;	/* leave both QPs in INIT */
 };
 
 struct side {
 	struct ibv_cq *cq;
+	bool cq_borrowed;	/* qp_opts.cq0: not ours to destroy */
 	struct ibv_cq_ex *cqx;
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx;
@@ -161,6 +163,7 @@ bool do_cq_events(bool solicited);
 bool do_resize_cq(void);
 bool do_cq_overrun(void);
 bool do_cq_max_cqe(void);
+bool do_destroy_qp_cleans_cq(void);
 bool do_srq(void);
 bool do_query_qp(void);
 bool do_bad_transitions(void);

@@ -99,6 +99,8 @@ static const struct named_test tests[] = {
 	{ "inline beyond max_inline_data: EINVAL (ibv_wr_*)", inline_wr },
 	{ "ibv_wr_* batch with a bad WR posts nothing", do_wr_batch_error },
 	{ "CQ overrun: IBV_EVENT_CQ_ERR", do_cq_overrun },
+	{ "ibv_destroy_qp takes the QP's unpolled completions out of a shared CQ",
+	  do_destroy_qp_cleans_cq },
 	{ "UD multicast: loopback to a member, none after detach, RC refused", do_mcast },
 	{ "memory window type 1: ibv_bind_mw, WRITE within it, refused past it", do_mw_type1 },
 	{ "memory window type 2: IBV_WR_BIND_MW; SEND_WITH_INV (IBV_WC_WITH_INV), LOCAL_INV; "

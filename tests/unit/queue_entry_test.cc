@@ -429,4 +429,60 @@ TEST_F(Completions, UnknownOpcodesAndStatusesAreErrors) {
   }
 }
 
+// ibv_destroy_qp's CQ clean: the destroyed QP's unpolled entries go, every
+// other entry stays, in order and whole, across the ring's wrap; the
+// consumer index passes the freed slots and the device's next entry
+// (after them) polls normally.
+TEST_F(Completions, CleaningDropsOneQpsEntriesAndKeepsTheRest) {
+  const uint32_t depth = 1U << cq_.log_depth;
+  const auto write = [&](uint32_t idx, uint32_t qpn) {
+    vrnic::CqeFields f;
+    f.wr_id = (uint64_t{qpn} << 32) | idx;
+    f.opcode = VRNIC_CQE_RECV;
+    f.byte_len = idx * 3;
+    f.has_imm = (idx & 1) != 0;
+    f.imm = idx ^ 0x5a5a;
+    f.qpn = qpn;
+    f.src_qp = idx + 7;
+    vrnic::cqe_write(
+        dp_.ram(cq_.ring) + (size_t{vrnic::ring_slot(idx, cq_.log_depth)} << VRNIC_CQE_LOG_SIZE), f,
+        idx, cq_.log_depth);
+  };
+  // Start near the end of the first pass, so that the kept entries move
+  // across the wrap and take the other owner bit.
+  uint32_t idx = 0;
+  ibv_wc wc{};
+  for (; idx < depth - 3; ++idx) {
+    write(idx, 9);
+    ASSERT_EQ(vrnic::poll_cq(&cq_p_.vcq.cq, 1, &wc), 1);
+  }
+  std::vector<uint32_t> kept;
+  for (uint32_t n = 0; n < 8; ++n, ++idx) {
+    const uint32_t qpn = (n % 3 == 1) ? 5 : 9;
+    write(idx, qpn);
+    if (qpn == 9) {
+      kept.push_back(idx);
+    }
+  }
+  vrnic::clean_cq(&cq_p_, 5);
+  for (const uint32_t i : kept) {
+    ASSERT_EQ(vrnic::poll_cq(&cq_p_.vcq.cq, 1, &wc), 1) << i;
+    EXPECT_EQ(wc.wr_id, (uint64_t{9} << 32) | i);
+    EXPECT_EQ(wc.qp_num, 9U);
+    EXPECT_EQ(wc.byte_len, i * 3);
+    EXPECT_EQ(wc.src_qp, i + 7);
+    EXPECT_EQ((wc.wc_flags & IBV_WC_WITH_IMM) != 0, (i & 1) != 0);
+  }
+  EXPECT_EQ(vrnic::poll_cq(&cq_p_.vcq.cq, 1, &wc), 0);
+  uint32_t published = 0;
+  std::memcpy(&published, cq_p_.dbrec + offsetof(vrnic_cq_dbrec, ci), sizeof(published));
+  EXPECT_EQ(le32toh(published), idx);
+  write(idx, 9);
+  ASSERT_EQ(vrnic::poll_cq(&cq_p_.vcq.cq, 1, &wc), 1);
+  EXPECT_EQ(wc.wr_id, (uint64_t{9} << 32) | idx);
+  // Nothing of the QP: nothing moves.
+  vrnic::clean_cq(&cq_p_, 5);
+  EXPECT_EQ(vrnic::poll_cq(&cq_p_.vcq.cq, 1, &wc), 0);
+}
+
 }  // namespace

@@ -398,4 +398,17 @@ inline bool cqe_read(const std::byte* slot, uint32_t ci, uint32_t log_depth,
   return true;
 }
 
+// Entry idx of a CQ ring, already read (its owner bit matched): move it
+// to entry to_idx of the same ring, with to_idx's owner bit.  For the
+// consumer only, on entries the device has written and will not touch
+// until the consumer index passes them.
+inline void cqe_move(const std::byte* from, std::byte* to, uint32_t to_idx,
+                     uint32_t log_depth) noexcept {
+  uint32_t info = le32(load_acquire32(from + offsetof(vrnic_cqe, info)));
+  info = (info & ~VRNIC_CQE_OWNER_MASK) |
+         field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(to_idx, log_depth));
+  std::memmove(to, from, offsetof(vrnic_cqe, info));
+  store_release32(to + offsetof(vrnic_cqe, info), to_le32(info));
+}
+
 }  // namespace vrnic

@@ -15,12 +15,14 @@
 namespace vrnic {
 namespace {
 
+std::byte* cqe_slot(const Cq* cq, uint32_t idx) noexcept {
+  return cq->ring + (static_cast<size_t>(ring_slot(idx, cq->log_depth)) << VRNIC_CQE_LOG_SIZE);
+}
+
 // The next CQE, if the device has written it.  Inlined: an empty poll is
 // the hottest loop of a busy application.
 [[gnu::always_inline]] inline bool next_cqe(Cq* cq, CqeFields* out) noexcept {
-  const std::byte* slot =
-      cq->ring + (static_cast<size_t>(ring_slot(cq->ci, cq->log_depth)) << VRNIC_CQE_LOG_SIZE);
-  if (!cqe_read(slot, cq->ci, cq->log_depth, out)) {
+  if (!cqe_read(cqe_slot(cq, cq->ci), cq->ci, cq->log_depth, out)) {
     return false;
   }
   ++cq->ci;
@@ -177,6 +179,39 @@ void set_ex_ops(Cq* cq, uint64_t wc_flags) noexcept {
 // Give the consumed slots back to the device.
 void publish_ci(Cq* cq) noexcept {
   store_release32(cq->dbrec + offsetof(vrnic_cq_dbrec, ci), to_le32(cq->ci));
+}
+
+// ibv_destroy_qp takes the QP's completions that were not polled out of
+// its CQs, as mlx5 and irdma do: software frees a QP's work request
+// contexts with it, and libfabric's verbs provider drains its CQs right
+// after destroying a QP, so an entry left behind would hand back a freed
+// wr_id.  The device writes nothing for the QP once DESTROY_QP completed.
+// The written entries after the dropped ones move up over them, from the
+// newest back, and ci passes the slots they leave; the device writes only
+// beyond the newest, within the ci it last read.
+void clean_cq(Cq* cq, uint32_t qpn) noexcept {
+  const SpinGuard lock(&cq->lock);
+  const uint32_t depth = 1U << cq->log_depth;
+  uint32_t written = 0;
+  CqeFields e;
+  while (written < depth &&
+         cqe_read(cqe_slot(cq, cq->ci + written), cq->ci + written, cq->log_depth, &e)) {
+    ++written;
+  }
+  uint32_t dropped = 0;
+  for (uint32_t n = written; n > 0; --n) {
+    const uint32_t idx = cq->ci + n - 1;
+    cqe_read(cqe_slot(cq, idx), idx, cq->log_depth, &e);
+    if (e.qpn == qpn) {
+      ++dropped;
+    } else if (dropped > 0) {
+      cqe_move(cqe_slot(cq, idx), cqe_slot(cq, idx + dropped), idx + dropped, cq->log_depth);
+    }
+  }
+  if (dropped > 0) {
+    cq->ci += dropped;
+    publish_ci(cq);
+  }
 }
 
 VRNIC_HOT_LOOP int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {

@@ -176,6 +176,11 @@ int destroy_qp(ibv_qp* ibqp) noexcept {
   if (err != 0) {
     return err;
   }
+  for (ibv_cq* cq : {ibqp->send_cq, ibqp->recv_cq == ibqp->send_cq ? nullptr : ibqp->recv_cq}) {
+    if (cq != nullptr) {
+      clean_cq(to_vcq(cq), ibqp->qp_num);
+    }
+  }
   delete_qp(to_vqp(ibqp));
   return 0;
 }

@@ -226,6 +226,8 @@ int req_notify_cq(ibv_cq* cq, int solicited_only) noexcept;
 void set_ex_ops(Cq* cq, uint64_t wc_flags) noexcept;
 // Give the slots consumed so far back to the device.
 void publish_ci(Cq* cq) noexcept;
+// Drop the completions of QP qpn not yet polled (it was destroyed).
+void clean_cq(Cq* cq, uint32_t qpn) noexcept;
 
 // qp.cc
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept;
