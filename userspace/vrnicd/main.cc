@@ -20,13 +20,12 @@
 #include "base/event_loop.h"
 #include "base/guest_memory.h"
 #include "base/log.h"
+#include "board.h"
 #include "control/control.h"
 #include "device/device.h"
-#include "frontend/ivshmem_server.h"
 #include "frontend/keeper.h"
 #include "info_file.h"
 #include "options.h"
-#include "wire/eth_port.h"
 
 namespace vrnicd {
 namespace {
@@ -113,37 +112,6 @@ bool watch_signals(EventLoop& loop, Device& dev, UniqueFd* fd, int* signo) {
   return true;
 }
 
-// The Ethernet port, joined to the device's engine.
-bool start_port(const Options& o, Device& dev, EthPort& port) {
-  std::string err;
-  if (!port.start(o.port, &err)) {
-    LOG_ERR("%s", err.c_str());
-    return false;
-  }
-  if (port.has_wire()) {
-    dev.engine().set_wire([&port](std::span<const std::byte> f) { port.engine_tx(f); });
-  }
-  return true;
-}
-
-// What QEMU's doorbells and comings and goings do to the device.  The
-// device is made after the server (the server is its interrupt sink), so
-// the callbacks reach it through dev.
-IvshmemServer::Callbacks device_callbacks(const std::unique_ptr<Device>& dev) {
-  return IvshmemServer::Callbacks{
-      .on_connect = [] {},
-      .on_disconnect = [&dev] { dev->on_disconnect_st(); },
-      .on_doorbell =
-          [&dev](uint32_t ch, uint64_t count) {
-            if (ch == VRNIC_DB_CHANNEL_CTRL) {
-              dev->on_ctrl_doorbell_st();
-            } else if (ch == VRNIC_DB_CHANNEL_ENGINE) {
-              dev->on_engine_doorbell_st(count);
-            }
-          },
-  };
-}
-
 // The info file, if asked for, and the log lines that say the device is up.
 bool announce(const Options& o, const Device& dev, const GuestMemory& mem, const std::string& ctl) {
   if (!o.info_file.empty() && !write_info_file(o.info_file, dev)) {
@@ -161,46 +129,33 @@ bool announce(const Options& o, const Device& dev, const GuestMemory& mem, const
 // The device, served to QEMU: everything runs on the dispatch loop.
 int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
           std::optional<KeptDevice> kept) {
-  std::unique_ptr<Device> dev;
-  IvshmemServer server(loop, bar.fd(), o.dev.num_vectors, VRNIC_DB_NUM_CHANNELS,
-                       device_callbacks(dev));
-  dev = std::make_unique<Device>(o.dev, bar, mem, server);
-  dev->init_registers_st();
-  // A device taken over starts from RESET: to the driver, a device that
-  // was reset behind its back, which it resets and probes again.
-  if (kept && !server.adopt(std::move(*kept))) {
-    LOG_ERR("cannot take over the kept device");
-    return 1;
-  }
+  Board board(o.dev, bar, mem, loop);
+  Device& dev = board.device();
   std::string err;
-  if (!server.listen(o.socket_path, &err)) {
-    LOG_ERR("ivshmem server: %s", err.c_str());
+  if (!board.start(o.socket_path, std::move(kept), o.port, &err)) {
+    LOG_ERR("%s", err.c_str());
     return 1;
   }
-  EthPort port(
-      loop, [&dev] { return dev->port().mac(); },
-      [&dev](std::span<const std::byte> f) { return dev->receive_frame_st(f); },
-      [&dev](bool up) { dev->set_cable_st(up); });
   UniqueFd sfd;
   int signo = 0;
-  if (!start_port(o, *dev, port) || !watch_signals(loop, *dev, &sfd, &signo)) {
+  if (!watch_signals(loop, dev, &sfd, &signo)) {
     return 1;
   }
-  ControlServer control(loop, *dev, port);
+  ControlServer control(loop, dev, board.port());
   const std::string ctl = o.control_path.empty() ? control_path_for(o.socket_path) : o.control_path;
   if (!control.listen(ctl, &err)) {
     LOG_ERR("%s", err.c_str());
     return 1;
   }
-  loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev->on_heartbeat_st(); });
-  if (!announce(o, *dev, mem, ctl)) {
+  loop.add_timer(o.dev.heartbeat_ms, [&dev] { dev.on_heartbeat_st(); });
+  if (!announce(o, dev, mem, ctl)) {
     return 1;
   }
-  run_dispatch(loop, *dev,
+  run_dispatch(loop, dev,
                {std::chrono::microseconds(o.poll_us), std::chrono::microseconds(o.doze_us),
                 std::chrono::microseconds(o.doze_tick_us)});
   LOG_INFO("exiting on %s", signo != 0 ? strsignal(signo) : "error");
-  dev->shutdown_st();
+  dev.shutdown_st();
   return signo != 0 ? 0 : 1;
 }
 
