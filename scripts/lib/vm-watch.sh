@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# vm-run's watch over its guests, hang diagnosis and verdicts: source
+# this.  watch_guests waits for the guests (serving their requests) and
+# guest_verdicts decides the run's exit status.
+#
+# What they read of vm-run: here, vms, run, sockdir, shm_prefix, timeout,
+# rams, consoles, pids_qemu, pids_tail, pids_vrnicd, killed; they set
+# timed_out and rc.
+# shellcheck disable=SC2154 # those are vm-run's
+
+# Guest I's virtio-net queues, as QEMU and the guest's RAM have them
+# (nic-queues.py): which side a stalled NIC waits for.
+nic_queues() { # i
+	python3 "$here/lib/nic-queues.py" "$sockdir/qmp-$1.sock" "${rams[$1]:-$shm_prefix-$1.ram}" 2>&1 |
+		sed "s/^/vm-run:   vm$1 NIC /"
+}
+
+# Wait for every guest to power off, or the deadline, serving the guests'
+# requests meanwhile.  A guest whose NIC stops sending (the kernel's NETDEV
+# WATCHDOG) gets its queues shown.
+watch_guests() {
+	local start=$SECONDS polls=0 alive p req i
+	local -a stalled=()
+	timed_out=
+	while :; do
+		alive=
+		for p in "${pids_qemu[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[[ -z $alive ]] && break
+		for req in "$run"/host/*.req; do
+			[[ -f $req ]] && serve_request "$req"
+		done
+		if ((++polls % 25 == 0)); then
+			for ((i = 0; i < vms; i++)); do
+				[[ -z ${stalled[i]:-} ]] && grep -aq 'NETDEV WATCHDOG' "${consoles[$i]}" 2>/dev/null || continue
+				stalled[i]=1
+				echo "vm-run: guest $i: its NIC stopped sending (NETDEV WATCHDOG); its virtqueues:" >&2
+				nic_queues "$i" >&2
+			done
+		fi
+		if ((timeout > 0 && SECONDS - start >= timeout)); then
+			timed_out=1
+			break
+		fi
+		sleep 0.2
+	done
+	if [[ -n $timed_out ]]; then
+		for p in "${pids_tail[@]}"; do kill "$p" 2>/dev/null; done
+	else
+		finish_tails
+	fi
+}
+
+# Kernel trouble shows up on the console as a timestamped kernel message.
+kernel_trouble='^\[ *[0-9]+\.[0-9]+\] (------------\[ cut here \]|WARNING: |BUG: |Oops|Kernel panic|general protection fault|kernel BUG|UBSAN: |KASAN: |INFO: task .* blocked|rcu: INFO|watchdog: BUG)'
+
+# Guest I hung: where, and what its console, vrnicd and NIC last said.
+report_hang() { # i
+	local i=$1 last
+	last=$(grep -ao 'selftests: [^ ]*: [^ ]*' "${consoles[$i]:-/dev/null}" | tail -n 1) || last=
+	echo "vm-run: guest $i hung: no result after ${timeout}s (TIMEOUT)${last:+, in ${last##*: }}; the last of its console:" >&2
+	tail -n 25 "${consoles[$i]:-/dev/null}" | sed 's/^/vm-run:   /' >&2
+	[[ -f $run/vrnicd-$i.log ]] && tail -n 5 "$run/vrnicd-$i.log" | sed "s/^/vm-run:   vrnicd $i: /" >&2
+	nic_queues "$i" >&2
+}
+
+# Guest I's verdict, folded into rc: kernel trouble on its console, a
+# hang, no result, or its command's exit status.
+guest_verdict() { # i
+	local i=$1 s
+	if [[ -f ${consoles[$i]:-/nonexistent} ]] && grep -Eaq "$kernel_trouble" "${consoles[$i]}"; then
+		echo "vm-run: guest $i: the kernel reported a problem:" >&2
+		grep -Ea -A3 "$kernel_trouble" "${consoles[$i]}" | head -n 40 >&2
+		rc=1
+	fi
+	if [[ -n $timed_out ]]; then
+		[[ -f $run/status-$i ]] && return
+		report_hang "$i"
+		rc=124
+		return
+	fi
+	if [[ ! -f $run/status-$i ]]; then
+		echo "vm-run: guest $i stopped without a result (kernel panic or crash?)" >&2
+		((rc == 0)) && rc=1
+		return
+	fi
+	s=$(<"$run/status-$i")
+	if [[ $s != 0 ]]; then
+		echo "vm-run: guest $i: command exited with status $s" >&2
+		((rc == 0)) && rc=$s
+	fi
+}
+
+# The run's exit status, in rc: every guest's verdict, and a vrnicd that
+# died without being asked to.
+guest_verdicts() {
+	local i
+	rc=0
+	for ((i = 0; i < vms; i++)); do
+		guest_verdict "$i"
+	done
+	for ((i = 0; i < vms; i++)); do
+		[[ -n ${pids_vrnicd[$i]:-} && -z ${killed[$i]:-} ]] || continue
+		if ! kill -0 "${pids_vrnicd[$i]}" 2>/dev/null; then
+			echo "vm-run: vrnicd $i died during the run (see $run/vrnicd-$i.log)" >&2
+			((rc == 0)) && rc=1
+		fi
+	done
+	[[ $rc == 0 ]] || echo "vm-run: logs are in $run" >&2
+}
