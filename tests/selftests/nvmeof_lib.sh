@@ -13,63 +13,22 @@
 # SEND_WITH_INV (or does so itself with LOCAL_INV); nvmet moves the data
 # with RDMA READ and WRITE.
 
-nvmeof_nqn=vrnic-nvmeof-test
-nvmeof_port=4420
-nvmeof_cfg=/sys/kernel/config/nvmet
+# The target (nvmet_serve, nvmet_stop), its nvmet_nqn and nvmet_port, and
+# the namespaces' devices (nvmet_devices): scripts/lib/nvmet.sh.
+# shellcheck source=scripts/lib/nvmet.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/nvmet.sh"
 
 # ktap results each side reports.
 nvmeof_target_results=1
 nvmeof_host_results=11
 
 # nvmeof_target_setup ADDR [NVMET_RDMA_PARAM...]: serve the subsystem on
-# ADDR:4420 (use_srq=1: receive through SRQs).
+# ADDR:4420 (use_srq=1: receive through SRQs); one result.
 nvmeof_target_setup() {
-	local s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1 out rc=0
-	out=$({
-		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-			modprobe nvmet && modprobe nvmet-rdma "${@:2}" &&
-			{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
-			truncate -s 256M /tmp/nvmeof-ns2.img &&
-			mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
-			mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
-			echo 1 >"$s/namespaces/1/enable" &&
-			mkdir "$s/namespaces/2" && echo -n /tmp/nvmeof-ns2.img >"$s/namespaces/2/device_path" &&
-			echo 1 >"$s/namespaces/2/buffered_io" && echo 1 >"$s/namespaces/2/enable" &&
-			mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
-			echo "$1" >"$p/addr_traddr" && echo $nvmeof_port >"$p/addr_trsvcid" &&
-			ln -s "$s" "$p/subsystems/$nvmeof_nqn"
-	} 2>&1) || rc=1
-	ktap_check "target: nvmet-rdma ${*:2}${2:+ }on $1:$nvmeof_port, namespaces null_blk and file" $rc \
+	local out rc=0
+	out=$(nvmet_serve "$@" 2>&1) || rc=1
+	ktap_check "target: nvmet-rdma ${*:2}${2:+ }on $1:$nvmet_port, namespaces null_blk and file" $rc \
 		"$out" "$(dmesg | tail -n 20)"
-}
-
-nvmeof_target_teardown() {
-	local s=$nvmeof_cfg/subsystems/$nvmeof_nqn p=$nvmeof_cfg/ports/1
-	rm -f "$p/subsystems/$nvmeof_nqn"
-	rmdir "$p" "$s/namespaces/2" "$s/namespaces/1" "$s" 2>/dev/null
-	modprobe -r nvmet-rdma nvmet null_blk 2>/dev/null
-	rm -f /tmp/nvmeof-ns2.img
-}
-
-# The namespace block devices of the subsystem (nvme0n1 ...), once both
-# appear.
-nvmeof_devices() {
-	local sub n devs try
-	for ((try = 0; try < 100; try++)); do
-		for sub in /sys/class/nvme-subsystem/*; do
-			[[ $(cat "$sub/subsysnqn" 2>/dev/null) == "$nvmeof_nqn" ]] || continue
-			devs=()
-			for n in "$sub"/nvme*n*; do
-				[[ -b /dev/${n##*/} ]] && devs+=("/dev/${n##*/}")
-			done
-			if ((${#devs[@]} == 2)); then
-				printf '%s\n' "${devs[@]}"
-				return 0
-			fi
-		done
-		nap 0.2
-	done
-	return 1
 }
 
 # nvmeof_connect ADDR WHAT [NVME-CONNECT-OPTION...]: connect; the
@@ -77,14 +36,14 @@ nvmeof_devices() {
 nvmeof_connect() {
 	local out rc=0 addr=$1 what=$2
 	shift 2
-	out=$(nvme connect -t rdma -a "$addr" -s $nvmeof_port -n $nvmeof_nqn "$@" 2>&1)
-	nvmeof_devs=$(nvmeof_devices) || rc=1
+	out=$(nvme connect -t rdma -a "$addr" -s $nvmet_port -n $nvmet_nqn "$@" 2>&1)
+	nvmeof_devs=$(nvmet_devices) || rc=1
 	ktap_check "$what: ${nvmeof_devs//$'\n'/ }" $rc "$out" "$(dmesg | tail -n 20)"
 }
 
 nvmeof_disconnect() {
 	local out
-	out=$(nvme disconnect -n $nvmeof_nqn 2>&1)
+	out=$(nvme disconnect -n $nvmet_nqn 2>&1)
 	grep -q "disconnected 1 controller" <<<"$out"
 	ktap_check "$1: $out" $?
 }
@@ -98,9 +57,9 @@ nvmeof_connected_hook() { :; }
 nvmeof_host_run() {
 	local addr=$1 mark=$2 out devs
 	modprobe nvme-rdma
-	out=$(nvme discover -t rdma -a "$addr" -s $nvmeof_port 2>&1)
-	grep -q "subnqn: *$nvmeof_nqn" <<<"$out"
-	ktap_check "nvme discover -t rdma -a $addr: $nvmeof_nqn" $? "$out" "$(dmesg | tail -n 20)"
+	out=$(nvme discover -t rdma -a "$addr" -s $nvmet_port 2>&1)
+	grep -q "subnqn: *$nvmet_nqn" <<<"$out"
+	ktap_check "nvme discover -t rdma -a $addr: $nvmet_nqn" $? "$out" "$(dmesg | tail -n 20)"
 
 	nvmeof_connect "$addr" "nvme connect -t rdma"
 	devs=$nvmeof_devs
@@ -269,7 +228,7 @@ nvmeof_link_pull() {
 		# The controller can never come back.  nvme disconnect waits
 		# for the connect attempt under way (up to rdma_cm's 15 REQ
 		# resends); then rxe0 is made anew.
-		out2=$(nvme disconnect -n $nvmeof_nqn 2>&1)
+		out2=$(nvme disconnect -n $nvmet_nqn 2>&1)
 		wait "$fio_pid"
 		rdma link delete "$VRNIC_IBDEV" && rdma link add "$VRNIC_IBDEV" type rxe netdev "$VRNIC_NETDEV"
 		ktap_skip "link pull: fio verify" "rxe host: rxe bug on Linux $(uname -r): $deaf"
@@ -277,7 +236,7 @@ nvmeof_link_pull() {
 		grep -q "disconnected 1 controller" <<<"$out2"
 		ktap_check "link pull: nvme disconnect: $out2" $? "$(rdma link show 2>&1)"
 	else
-		[[ $state == live ]] || nvme disconnect -n $nvmeof_nqn >/dev/null 2>&1
+		[[ $state == live ]] || nvme disconnect -n $nvmet_nqn >/dev/null 2>&1
 		wait "$fio_pid"
 		rc=$?
 		for ((try = 0; try < 150; try++)); do

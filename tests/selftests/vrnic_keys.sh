@@ -100,13 +100,13 @@ nvmeof_target_setup "$VRNIC_IP"
 rc=1
 out=$({
 	modprobe nvme-rdma &&
-		timeout 120 nvme connect -t rdma -a "$VRNIC_IP" -s $nvmeof_port -n $nvmeof_nqn &&
-		dev=$(nvmeof_devices | head -n 1) &&
+		timeout 120 nvme connect -t rdma -a "$VRNIC_IP" -s $nvmet_port -n $nvmet_nqn &&
+		dev=$(nvmet_devices | head -n 1) &&
 		timeout 120 dd if="$dev" of=/dev/null bs=1M count=8 iflag=direct
 } 2>&1) && rc=0
-nvme disconnect -n $nvmeof_nqn >/dev/null 2>&1
+nvme disconnect -n $nvmet_nqn >/dev/null 2>&1
 modprobe -r nvme-rdma 2>/dev/null
-nvmeof_target_teardown
+nvmet_stop
 ktap_check "meanwhile nvme-rdma (FRWR) connects through vrnic and reads 8 MiB: kernel_keys are the kernel's" \
 	$rc "$out" "$(dmesg | tail -n 12)"
 

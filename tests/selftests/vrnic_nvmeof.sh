@@ -18,6 +18,6 @@ ktap_plan $((nvmeof_target_results + nvmeof_host_results + 1))
 mark=$(dmesg_mark)
 nvmeof_target_setup "$VRNIC_IP"
 nvmeof_host_run "$VRNIC_IP" "$mark"
-nvmeof_target_teardown
+nvmet_stop
 no_kernel_warnings "$mark" "target and host"
 ktap_finish

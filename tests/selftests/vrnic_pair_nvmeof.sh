@@ -52,7 +52,7 @@ for r in "${rounds[@]}"; do
 		ktap_check "target vm$t${param:+ $param}: $n SRQs of nvmet_rdma" $? "$srqs"
 		pair_sync nvmeof.done 840
 		ktap_check "target vm$t${param:+ $param}: the host finished (see its results)" $?
-		nvmeof_target_teardown
+		nvmet_stop
 		no_kernel_warnings "$mark" "target vm$t"
 	else
 		pair_sync nvmeof.ready 120

@@ -35,7 +35,7 @@ if [[ $VRNIC_VM == 0 ]]; then
 	pair_sync nvmeof.ready 120
 	pair_sync nvmeof.done 840
 	ktap_check "target: the host finished (see its results)" $?
-	nvmeof_target_teardown
+	nvmet_stop
 	no_kernel_warnings "$mark" "target"
 	ktap_finish
 	exit

@@ -1,0 +1,267 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# The guest harness: what a program run in a guest of scripts/vm-run uses
+# to find its place (require_vm, require_pair, peer_kind), ask the host
+# (host_request), meet the other guests (pair_sync, all_sync) and run a
+# client/server case across them (pair_run).  The selftests get it through
+# tests/selftests/lib.sh; make bench's guest side (scripts/bench-pair)
+# sources it alone.  Builtins where it polls: under TCG a process costs the
+# guest tens of milliseconds.
+
+# nap SECONDS: sleep without starting a process.  The polling loops here
+# wake every 0.1 s, and under TCG the fork and exec of sleep(1) costs the
+# guest about 90 ms of CPU: an external sleep would take half of the
+# guest's one CPU away from the work it waits for.  read times out on a
+# pipe of this shell's own, which no one writes to.
+nap_fd=
+nap() {
+	[[ -n $nap_fd ]] || exec {nap_fd}<> <(:)
+	read -rt "$1" -u "$nap_fd" || :
+}
+
+# The guest environment that scripts/vm-run provides.
+require_vm() {
+	if [[ -z ${VRNIC_IBDEV:-} || -z ${VRNIC_NETDEV:-} ]]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP not inside a vrnic test VM (run through scripts/vm-run)"
+		exit 4
+	fi
+}
+
+# wait_listening PORT: wait up to 10 s until something on this guest
+# listens on PORT (TCP, or UDP for fi_pingpong's dgram endpoint).  It
+# reads /proc/net itself: ss(8) every 0.1 s would take the CPU that the
+# server needs to start.
+wait_listening() {
+	local i f hex addr state
+	printf -v hex '%04X' "$1"
+	for ((i = 0; i < 200; i++)); do
+		for f in /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6; do
+			while read -r _ addr _ state _; do
+				[[ ${addr##*:} == "$hex" ]] || continue
+				[[ $f == *tcp* && $state != 0A ]] && continue
+				return 0
+			done <"$f"
+		done
+		nap 0.05
+	done
+	return 1
+}
+
+# Retry a command until it succeeds: retry TRIES DELAY CMD...
+retry() {
+	local tries=$1 delay=$2 i
+	shift 2
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		nap "$delay"
+	done
+	return 1
+}
+
+# Ask the host something only it can see (see scripts/vm-run):
+# host_request REQUEST... prints the answer; fails on no answer or an error.
+host_request() {
+	local name dir=$VRNIC_RUN_DIR/host i
+	name=req-$VRNIC_VM-$$-$RANDOM
+	echo "$*" >"$dir/$name.tmp" && mv "$dir/$name.tmp" "$dir/$name.req" || return 1
+	for ((i = 0; i < 1200; i++)); do
+		if [[ -f $dir/$name.resp ]]; then
+			local out
+			out=$(<"$dir/$name.resp")
+			rm -f "$dir/$name.resp"
+			echo "$out"
+			[[ $out != error:* ]]
+			return
+		fi
+		nap 0.1
+	done
+	echo "error: the host did not answer"
+	return 1
+}
+
+# Two-guest tests (scripts/vm-run --vms 2): both guests run the same test
+# script and meet at barriers in the shared run directory.
+
+# Skip unless there is a peer guest.
+require_pair() {
+	require_vm
+	if [[ -z ${VRNIC_PEER_IP:-} ]]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP needs two guests (scripts/vm-run --vms 2)"
+		exit 4
+	fi
+}
+
+# The kind of RDMA device the peer guest has: vrnic or rxe.
+peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
+
+# The guest kernel's series ("6.12" for 6.12.95+deb12-amd64): what the
+# known problems of rxe (user guide) are keyed by.
+kernel_series() { uname -r | cut -d. -f1-2; }
+
+# pair_sync NAME [SECONDS]: wait until both guests have reached NAME.
+# A name used again in the same boot is a new barrier (its use count, kept
+# guest-local, is part of it).
+pair_sync() {
+	local dir=$VRNIC_RUN_DIR/pair i limit=$((${2:-120} * 20)) n
+	pair_use "$1"
+	n=$pair_n
+	: >"$dir/$1.$n.$VRNIC_VM"
+	for ((i = 0; i < limit; i++)); do
+		[[ -e $dir/$1.$n.${pair_peer:-$((1 - VRNIC_VM))} ]] && return 0
+		nap 0.05
+	done
+	echo "# the peer guest never reached $1"
+	return 1
+}
+
+# pair_use NAME: count one more use of the meeting point NAME in this guest
+# (pair_n), so that a name met again is a new meeting.  Builtins only:
+# the harness runs this for every case, and under TCG a process costs
+# the guest some 60 ms.
+pair_n=0
+pair_use() {
+	local uses=/tmp/vrnic-pair-uses
+	[[ -d $uses && -d $VRNIC_RUN_DIR/pair ]] || mkdir -p "$uses" "$VRNIC_RUN_DIR/pair"
+	pair_n=0
+	[[ -r $uses/$1 ]] && read -r pair_n <"$uses/$1"
+	pair_n=$((pair_n + 1))
+	echo "$pair_n" >"$uses/$1"
+}
+
+# With three guests (vm-run --vms 3), pair_sync and pair_run meet the guest
+# pair_peer names; with two, the other one.
+pair_peer=
+
+# all_sync NAME [SECONDS]: wait until every guest has reached NAME.
+all_sync() {
+	local dir=$VRNIC_RUN_DIR/pair i g limit=$((${2:-120} * 10)) n missing
+	pair_use "all-$1"
+	n=$pair_n
+	: >"$dir/all-$1.$n.$VRNIC_VM"
+	for ((i = 0; i < limit; i++)); do
+		missing=
+		for ((g = 0; g < ${VRNIC_GUESTS:-2}; g++)); do
+			[[ -e $dir/all-$1.$n.$g ]] || missing=1
+		done
+		[[ -z $missing ]] && return 0
+		nap 0.1
+	done
+	echo "# not every guest reached $1"
+	return 1
+}
+
+# pair_listeners [tcp]: set pair_ntcp to the number of listening TCP
+# sockets and pair_nrdma to that of listening rdma_cm IDs (with "tcp", it
+# keeps the last pair_nrdma).  It polls while a server starts, in the
+# server's guest, so TCP's come from /proc/net without a process; only
+# rdma(8) costs one, and the caller runs that less often.
+pair_ntcp=0
+pair_nrdma=0
+pair_listeners() {
+	local f state line n=0
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ _ _ state _; do
+			[[ $state == 0A ]] && n=$((n + 1))
+		done <"$f"
+	done
+	pair_ntcp=$n
+	[[ ${1:-} == tcp ]] && return
+	n=0
+	while read -r line; do
+		[[ $line == *LISTEN* ]] && n=$((n + 1))
+	done < <(rdma res show cm_id 2>/dev/null)
+	pair_nrdma=$n
+}
+
+# pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
+# Run one client/server case across the guests: guest SERVER_VM runs
+# SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
+# environment, e.g. $VRNIC_PEER_IP).  The client starts once the server
+# listens (a TCP socket or an rdma_cm ID).  If the client was refused all
+# the same, both sides start again: a server may listen more than once
+# (perftest -R connects twice, and its client can be rejected while the
+# server is between the two), so rerunning the client alone could pair it
+# with the wrong listener.  The client tells the server its verdict
+# (again or over) after each attempt.  Sets pair_role (server or client),
+# pair_rc and pair_out (a file with the output).  A server that never
+# listens (mckey joins a group) is ready once its output matches the
+# regular expression in pair_ready, if that is set.
+pair_out=
+pair_run() {
+	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag verdict
+	local dir=$VRNIC_RUN_DIR/pair tries=20
+	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
+	[[ -n $pair_out ]] || pair_out=$(mktemp)
+	pair_rc=1
+	if [[ $VRNIC_VM == "$server" ]]; then
+		pair_role=server
+	else
+		pair_role=client
+	fi
+	if ! pair_sync "$name.start"; then
+		echo "peer never started $name" >"$pair_out"
+		return 1
+	fi
+	tag=$dir/$name.$pair_n
+	for ((try = 0; try < tries; try++)); do
+		if [[ $pair_role == server ]]; then
+			local tcp0 rdma0 pid i
+			pair_listeners
+			tcp0=$pair_ntcp
+			rdma0=$pair_nrdma
+			timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
+			pid=$!
+			# Ready once it listens: on a TCP port (the verbs examples
+			# and perftest exchange over TCP), checked every 0.05 s,
+			# or an rdma_cm ID, every 0.25 s.
+			for ((i = 0; i < 600; i++)); do
+				if ((i % 5 == 4)); then pair_listeners; else pair_listeners tcp; fi
+				((pair_ntcp > tcp0 || pair_nrdma > rdma0)) && break
+				[[ -n ${pair_ready:-} ]] && grep -Eq "$pair_ready" "$pair_out" && break
+				kill -0 "$pid" 2>/dev/null || break
+				nap 0.05
+			done
+			pair_sync "$name.ready" "$secs" >/dev/null
+			# Until the client's verdict, or our server ends.
+			verdict=
+			for ((i = 0; i < secs * 20; i++)); do
+				[[ -e $tag.again.$try ]] && verdict=again && break
+				[[ -e $tag.over.$try ]] && verdict=over && break
+				kill -0 "$pid" 2>/dev/null || break
+				nap 0.05
+			done
+			if [[ $verdict == again ]]; then
+				kill "$pid" 2>/dev/null
+				wait "$pid"
+				continue
+			fi
+			wait "$pid"
+			pair_rc=$?
+			# A server that ended by itself: the client may still ask
+			# for another attempt.
+			for ((i = 0; i < secs * 20; i++)); do
+				[[ -e $tag.again.$try || -e $tag.over.$try ]] && break
+				nap 0.05
+			done
+			[[ -e $tag.again.$try ]] && continue
+			break
+		else
+			pair_sync "$name.ready" "$secs" >/dev/null
+			timeout -k 5 "$secs" bash -c "$ccmd" >"$pair_out" 2>&1
+			pair_rc=$?
+			if ((pair_rc != 0 && try + 1 < tries)) && grep -Eq "$refused" "$pair_out"; then
+				: >"$tag.again.$try"
+				echo "# $name: refused ($(grep -Eom1 "$refused" "$pair_out")); both sides start again"
+				nap 0.5
+				continue
+			fi
+			: >"$tag.over.$try"
+			break
+		fi
+	done
+	pair_sync "$name.done" "$secs" >>"$pair_out" || true
+	return "$pair_rc"
+}
