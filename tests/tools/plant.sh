@@ -2,7 +2,7 @@
 # shellcheck shell=bash disable=SC2154 # repo and plant_check: the sourcing test
 #
 # For the ctests of the lint checkers (check_docs_test.sh,
-# check_layers_test.sh): source after tests/selftests/lib.sh, with repo
+# check_layers_test.sh, check_selftests_test.sh): source after tests/selftests/lib.sh, with repo
 # set, and set plant_check to the checker's command line (its --root goes
 # after the program).
 plant_tmp=$(mktemp -d)
@@ -16,7 +16,7 @@ plant() {
 	rm -rf "$copy"
 	mkdir -p "$copy"
 	(cd "$repo" && git ls-files -z Documentation README.md drivers uapi userspace tests/unit \
-		tests/fuzz/*.cc tests/fuzz/*.h debian LICENSES scripts | xargs -0 cp --parents -t "$copy")
+		tests/fuzz/*.cc tests/fuzz/*.h tests/selftests debian LICENSES scripts | xargs -0 cp --parents -t "$copy")
 	(cd "$copy" && "$@")
 	out=$("${plant_check[0]}" --root "$copy" "${plant_check[@]:1}" 2>&1)
 	rc=$?
