@@ -46,7 +46,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check check-matrix demo shell lint fuzz sanitize debug-kernel bench install deb check-packages clean
+.PHONY: all module userspace setup check check-matrix demo shell lint fuzz sanitize debug-kernel soak bench install deb check-packages clean
 
 all: module userspace
 
@@ -100,6 +100,11 @@ sanitize:
 
 debug-kernel: setup
 	scripts/debug-kernel
+
+# make soak N=10 [BOOTS=pair,pair-rxe]: the two-guest selection N times,
+# and how often each test failed (scripts/soak).
+soak: all
+	scripts/soak $(or $(N),10) $(if $(BOOTS),--boots $(BOOTS))
 
 bench: all
 	scripts/bench $(if $(KVER),--kernel $(KVER)) $(if $(ROOT),--root $(ROOT))
