@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # An NVMe-oF target in a guest of scripts/vm-run, for the NVMe-oF
-# selftests (through tests/selftests/nvmeof_lib.sh, which reports on it)
+# selftests (through tests/selftests/storage/nvmeof_lib.sh, which reports on it)
 # and make bench's: nvmet with nvmet-rdma, configured through configfs.
 # One subsystem, one port (4420): namespace 1 on a RAM-backed null_blk,
 # namespace 2 on a file in tmpfs (buffered: tmpfs has no O_DIRECT).

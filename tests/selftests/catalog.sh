@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 #
 # The VM selftests as data, for scripts/vm-tests (on the host) and
-# run_tests (in a guest): source this.  Each test, tests/selftests/vrnic_*.sh,
-# declares in its header (the comment lines at its top):
+# run_tests (in a guest): source this.  Each test,
+# tests/selftests/KIND/vrnic_*.sh (KIND: device, verbs, wire, storage,
+# middleware, tools), declares in its header (the comment lines at its top):
 #
 #   # boots: KIND...     the kinds of boot it runs in (tests/selftests/boots)
 #   # tags: TAG...       smoke, verbs, tools, storage, middleware, device,
@@ -62,7 +63,7 @@ catalog_select() {
 	local boot=$1 tags=$2 f name t keep
 	shift 2
 	local -a picked=()
-	for f in "$catalog_dir"/vrnic_*.sh; do
+	for f in "$catalog_dir"/*/vrnic_*.sh; do
 		name=${f##*/}
 		(($#)) && ! catalog_has "$*" "$name" && continue
 		catalog_header "$f"
@@ -81,13 +82,24 @@ catalog_select() {
 	printf '%s\n' "${picked[@]}" | sort | while read -r _ name; do echo "$name"; done
 }
 
+# catalog_path NAME: cat_path is the file of the test NAME
+# (vrnic_verbs.sh), in the folder of its kind; fails when there is none.
+catalog_path() {
+	local f
+	cat_path=
+	for f in "$catalog_dir"/*/"$1"; do
+		[[ -f $f ]] && cat_path=$f && return 0
+	done
+	return 1
+}
+
 # catalog_check: every test declares boots that exist and tags that are
 # known; prints what is wrong and fails.
 catalog_known_tags="smoke verbs tools storage middleware device lifecycle wire slow stack"
 catalog_check() {
 	local f b t bad=0
 	catalog_boots
-	for f in "$catalog_dir"/vrnic_*.sh; do
+	for f in "$catalog_dir"/*/vrnic_*.sh; do
 		catalog_header "$f"
 		[[ -n $cat_boots ]] || { echo "${f##*/}: no \"# boots:\" line"; bad=1; }
 		for b in $cat_boots; do

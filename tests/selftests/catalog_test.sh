@@ -29,7 +29,8 @@ sel=$(catalog_select pair-rxe "storage,stack" | tr '\n' ' ')
 ktap_check "tags select: storage,stack in pair-rxe" $? "$sel"
 
 # run_tests on made-up tests: a copy of the directory, its own tests.
-cp "$here"/{run_tests,catalog.sh,boots,lib.sh} "$tmp/"
+cp "$here"/{run_tests,catalog.sh,boots} "$tmp/"
+mkdir "$tmp/device"
 fake() { # NAME EXIT LINES...
 	local name=$1 rc=$2
 	shift 2
@@ -37,8 +38,8 @@ fake() { # NAME EXIT LINES...
 		printf '#!/bin/bash\n# boots: one\n# tags: smoke\n'
 		printf 'echo %q\n' "$@"
 		echo "exit $rc"
-	} >"$tmp/$name"
-	chmod +x "$tmp/$name"
+	} >"$tmp/device/$name"
+	chmod +x "$tmp/device/$name"
 }
 fake vrnic_good.sh 0 "TAP version 13" "1..2" "ok 1 a" "ok 2 b # SKIP c"
 fake vrnic_short.sh 0 "TAP version 13" "1..3" "ok 1 a" "ok 2 b"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
+# layer and port state, every limit the device reports (compared with what
+# vrnicd says it serves), and the RoCEv2 GID of the NIC's IPv4 address.
+# boots: one
+# tags: smoke device stack
+# order: 10
+source "$(dirname "$0")/../lib.sh"
+require_vm
+
+info=${VRNIC_VRNICD_INFO:-}
+keys=(fw_ver node_guid sys_image_guid vendor_id vendor_part_id hw_ver
+	max_mr_size page_size_cap max_qp max_qp_wr max_sge max_sge_rd max_cq
+	max_cqe max_mr max_pd max_qp_rd_atom max_qp_init_rd_atom max_mcast_grp
+	max_mcast_qp_attach max_ah max_srq max_srq_wr max_srq_sge max_pkeys
+	local_ca_ack_delay phys_port_cnt gid_tbl_len max_mtu)
+ktap_plan $((8 + ${#keys[@]}))
+
+devices=$(ibv_devices 2>&1)
+grep -Eq "^\s+$VRNIC_IBDEV\s+[0-9a-f]{16}$" <<<"$devices"
+ktap_check "ibv_devices lists $VRNIC_IBDEV" $? "$devices"
+
+out=$(ibv_devinfo -v -d "$VRNIC_IBDEV" 2>&1)
+status=$?
+ktap_check "ibv_devinfo -v succeeds" $status "$out"
+
+# "key: value" as ibv_devinfo prints it (first occurrence).
+field() { awk -v k="$1:" '$1 == k { $1 = ""; sub(/^ +/, ""); print; exit }' <<<"$out"; }
+
+[[ $(field transport) == "InfiniBand (0)" ]]
+ktap_check "transport is InfiniBand" $? "transport: $(field transport)"
+[[ $(field link_layer) == Ethernet ]]
+ktap_check "link_layer is Ethernet" $? "link_layer: $(field link_layer)"
+[[ $(field state) == "PORT_ACTIVE (4)" ]]
+ktap_check "port state is PORT_ACTIVE" $? "state: $(field state)"
+# The NIC has a 1500-byte MTU: RoCE payloads of 1024 bytes fit, 2048 do not.
+[[ $(field active_mtu) == "1024 (3)" ]]
+ktap_check "active_mtu is 1024 on a 1500-byte link" $? "active_mtu: $(field active_mtu)"
+[[ $(field phys_state) == "LINK_UP (5)" ]]
+ktap_check "phys_state is LINK_UP" $? "phys_state: $(field phys_state)"
+
+gidline=$(grep -E "GID\[ *$VRNIC_GID_INDEX\]:" <<<"$out")
+[[ $gidline == *"::ffff:$VRNIC_IP, RoCE v2" ]]
+ktap_check "GID[$VRNIC_GID_INDEX] is ::ffff:$VRNIC_IP, RoCE v2" $? "$gidline"
+
+# Each limit as vrnicd serves it, and as the application sees it.
+if [[ ! -r $info ]]; then
+	for k in "${keys[@]}"; do
+		ktap_skip "$k matches the device" "no vrnicd info file at '$info'"
+	done
+else
+	for k in "${keys[@]}"; do
+		want=$(awk -v k="$k:" '$1 == k { print $2; exit }' "$info")
+		got=$(field "$k")
+		# ibv_devinfo adds the enum after MTUs: "4096 (5)".
+		got=${got%% (*}
+		[[ -n $want && $got == "$want" ]]
+		ktap_check "$k matches the device ($want)" $? "device: '$want', ibv_devinfo: '$got'"
+	done
+fi
+
+ktap_finish
