@@ -5,7 +5,8 @@
 # AF_RDS sockets on the IB transport, driven by rds_check.py.  Guest 1
 # sends 300 messages of 1 B to 128 KiB to guest 0, which checks that each
 # arrives once, in order, with every byte right; against an rxe peer, then
-# the other way round as well.  No kernel may warn.
+# the other way round as well.  No kernel may warn, loading, carrying or
+# removing it (but on 7.3, where it is not removed: see below).
 # boots: pair pair-rxe
 # tags: storage slow
 # order: 60
@@ -62,6 +63,14 @@ for r in "${receivers[@]}"; do
 	pair_sync "rds-$r.checked" 120
 	ktap_check "vm$r's round over" $?
 done
-modprobe -r rds_rdma rds 2>/dev/null
+# Linux 7.3: removing rds_rdma after its connections carried messages
+# leaks their receive buffers (rds_ib_recv_exit warns) and, on an rxe
+# guest, ib_cm then runs the removed module's code (a panic).  Two rxe
+# guests do the same; the user guide's known problems.  It stays loaded.
+if [[ $(kernel_series) == 7.3 ]]; then
+	ktap_diag "Linux 7.3: rds_rdma stays loaded: its removal leaks rds_ib_incoming (two rxe guests too)"
+else
+	modprobe -r rds_rdma rds 2>/dev/null
+fi
 no_kernel_warnings "$mark" "rds"
 ktap_finish
