@@ -3,14 +3,15 @@
 #
 # Host test (ctest) of tests/tools/check-selftests: clean on the tree as it
 # is; on a copy with a selftest in no boot, one in a boot that does not
-# exist, a program built that nothing runs, a file nothing uses and a test
-# outside the kinds' folders, it fails and says so.
+# exist, a program built that nothing runs, a file nothing uses, a test
+# outside the kinds' folders and one name in two folders, it fails and
+# says so.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tests/selftests/lib.sh
 source "$repo/tests/selftests/lib.sh"
 
-ktap_plan 6
+ktap_plan 7
 out=$("$repo/tests/tools/check-selftests" 2>&1)
 ktap_check "the tree as it is: clean" $? "$out"
 
@@ -29,4 +30,6 @@ plant "a file nothing uses" "storage/orphan_lib.sh: no selftest, program or scri
 	touch tests/selftests/storage/orphan_lib.sh
 plant "a test out of the kinds' folders" "vrnic_stray.sh is in no folder of a kind" \
 	sh -c 'printf "#!/bin/bash\n# boots: one\n# tags: smoke\n" >tests/selftests/vrnic_stray.sh'
+plant "a test name in two folders" "vrnic_verbs.sh is in 2 folders" \
+	cp tests/selftests/verbs/vrnic_verbs.sh tests/selftests/device/
 ktap_finish

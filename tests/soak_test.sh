@@ -5,7 +5,8 @@
 # scripts/vm-tests that boots nothing: over three runs of the pair boot, a
 # test that fails once counts 1, a skip counts apart, a test that prints no
 # result counts as failed, and a run whose boot failed with every test ok
-# counts on the verdict line; soak exits 1.
+# counts on the verdict line; soak exits 1.  Without --boots it runs the
+# five two-guest boots and counts all their tests; --tags is refused.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tests/selftests/lib.sh
@@ -13,7 +14,7 @@ source "$repo/tests/selftests/lib.sh"
 # shellcheck source=tests/selftests/catalog.sh
 source "$repo/tests/selftests/catalog.sh"
 
-ktap_plan 6
+ktap_plan 8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mapfile -t pair < <(catalog_select pair "")
@@ -55,4 +56,30 @@ grep -Eq '^\(vm-run verdict, all tests ok\) +3 +1 ' <<<"$out"
 ktap_check "a failed boot with every test ok counts on the verdict line" $? "$out"
 [[ $(find "$tmp/soak" -name 'run-*.log' | wc -l) == 3 ]]
 ktap_check "each run's log is kept" $? "$(ls "$tmp/soak")"
+
+# Without --boots: every boot with two guests, each test counted.  The
+# stand-in passes every test of the boots it is given.
+cat >"$tmp/vm-tests-ok" <<STAND_IN
+#!/bin/bash
+source "$repo/tests/selftests/catalog.sh"
+while ((\$#)); do [[ \$1 == --boots ]] && boots=\$2; shift; done
+echo "\$boots" >"$tmp/boots-given"
+i=0
+for b in \${boots//,/ }; do
+	for t in \$(catalog_select "\$b" ""); do
+		i=\$((i + 1)); echo "[vm0] ok \$i selftests: vrnic: \$t (1s)"
+	done
+done
+STAND_IN
+chmod +x "$tmp/vm-tests-ok"
+out=$(VRNIC_VM_TESTS=$tmp/vm-tests-ok VRNIC_BUILD=$tmp "$repo/scripts/soak" 1 2>&1)
+rc=$?
+[[ $rc == 0 && $(<"$tmp/boots-given") == pair,pair-loss,pair-tap,pair-rxe,pair-udp &&
+	$(row vrnic_pair_loss.sh) == "1 0 0" && $(row vrnic_pair_pcap.sh) == "1 0 0" &&
+	$(row vrnic_pair_ping.sh) == "1 0 0" ]]
+ktap_check "without --boots: the five two-guest boots, every test counted, all ok" $? \
+	"exit $rc, boots $(cat "$tmp/boots-given")" "$out"
+VRNIC_VM_TESTS=$tmp/vm-tests-ok VRNIC_BUILD=$tmp "$repo/scripts/soak" 1 --tags storage >/dev/null 2>&1
+[[ $? == 2 ]]
+ktap_check "a selection narrower than whole boots is refused" $?
 ktap_finish

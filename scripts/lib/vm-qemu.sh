@@ -101,6 +101,6 @@ launch_qemu() { # i
 finish_tails() {
 	local p
 	for p in "${pids_tail[@]}"; do
-		timeout 5 tail --pid="$p" -f /dev/null 2>/dev/null || kill "$p" 2>/dev/null
+		timeout 5 tail --pid="$p" -f /dev/null 2>/dev/null || kill "$p" 2>/dev/null || true
 	done
 }

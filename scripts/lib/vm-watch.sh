@@ -7,14 +7,16 @@
 #
 # What they read of vm-run: here, vms, run, sockdir, shm_prefix, timeout,
 # rams, consoles, pids_qemu, pids_tail, pids_vrnicd, killed; they set
-# timed_out and rc.
+# timed_out and rc.  vm-run runs under set -e: every function here
+# returns 0, and a command that may fail (a kill of what is gone, a
+# diagnosis of a dead guest) has its || true.
 # shellcheck disable=SC2154 # those are vm-run's
 
 # Guest I's virtio-net queues, as QEMU and the guest's RAM have them
 # (nic-queues.py): which side a stalled NIC waits for.
 nic_queues() { # i
 	python3 "$here/lib/nic-queues.py" "$sockdir/qmp-$1.sock" "${rams[$1]:-$shm_prefix-$1.ram}" 2>&1 |
-		sed "s/^/vm-run:   vm$1 NIC /"
+		sed "s/^/vm-run:   vm$1 NIC /" || true
 }
 
 # Wait for every guest to power off, or the deadline, serving the guests'
@@ -46,7 +48,7 @@ watch_guests() {
 		sleep 0.2
 	done
 	if [[ -n $timed_out ]]; then
-		for p in "${pids_tail[@]}"; do kill "$p" 2>/dev/null; done
+		for p in "${pids_tail[@]}"; do kill "$p" 2>/dev/null || true; done
 	else
 		finish_tails
 	fi
@@ -61,7 +63,9 @@ report_hang() { # i
 	last=$(grep -ao 'selftests: [^ ]*: [^ ]*' "${consoles[$i]:-/dev/null}" | tail -n 1) || last=
 	echo "vm-run: guest $i hung: no result after ${timeout}s (TIMEOUT)${last:+, in ${last##*: }}; the last of its console:" >&2
 	tail -n 25 "${consoles[$i]:-/dev/null}" | sed 's/^/vm-run:   /' >&2
-	[[ -f $run/vrnicd-$i.log ]] && tail -n 5 "$run/vrnicd-$i.log" | sed "s/^/vm-run:   vrnicd $i: /" >&2
+	if [[ -f $run/vrnicd-$i.log ]]; then
+		tail -n 5 "$run/vrnicd-$i.log" | sed "s/^/vm-run:   vrnicd $i: /" >&2 || true
+	fi
 	nic_queues "$i" >&2
 }
 
@@ -75,21 +79,22 @@ guest_verdict() { # i
 		rc=1
 	fi
 	if [[ -n $timed_out ]]; then
-		[[ -f $run/status-$i ]] && return
+		[[ -f $run/status-$i ]] && return 0
 		report_hang "$i"
 		rc=124
-		return
+		return 0
 	fi
 	if [[ ! -f $run/status-$i ]]; then
 		echo "vm-run: guest $i stopped without a result (kernel panic or crash?)" >&2
-		((rc == 0)) && rc=1
-		return
+		if ((rc == 0)); then rc=1; fi
+		return 0
 	fi
 	s=$(<"$run/status-$i")
 	if [[ $s != 0 ]]; then
 		echo "vm-run: guest $i: command exited with status $s" >&2
-		((rc == 0)) && rc=$s
+		if ((rc == 0)); then rc=$s; fi
 	fi
+	return 0
 }
 
 # The run's exit status, in rc: every guest's verdict, and a vrnicd that
@@ -104,8 +109,9 @@ guest_verdicts() {
 		[[ -n ${pids_vrnicd[$i]:-} && -z ${killed[$i]:-} ]] || continue
 		if ! kill -0 "${pids_vrnicd[$i]}" 2>/dev/null; then
 			echo "vm-run: vrnicd $i died during the run (see $run/vrnicd-$i.log)" >&2
-			((rc == 0)) && rc=1
+			if ((rc == 0)); then rc=1; fi
 		fi
 	done
-	[[ $rc == 0 ]] || echo "vm-run: logs are in $run" >&2
+	if [[ $rc != 0 ]]; then echo "vm-run: logs are in $run" >&2; fi
+	return 0
 }

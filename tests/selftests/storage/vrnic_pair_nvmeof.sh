@@ -27,7 +27,7 @@ nvmeof_rounds=(0: 0:use_srq=1)
 [[ $(peer_kind) == rxe || $VRNIC_ROLE == rxe ]] && nvmeof_rounds+=(1:)
 
 nvmeof_serve_results=$nvmeof_target_results
-nvmeof_serve() { nvmeof_target_setup "$@"; }
+nvmeof_serve() { nvmeof_target_setup "$1" ${2:+"$2"}; }
 nvmeof_unserve() { nvmet_stop; }
 # The target checks that use_srq=1 got its SRQs while the host is
 # connected: nvmet-rdma silently falls back to receive queues without.
