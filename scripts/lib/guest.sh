@@ -191,9 +191,7 @@ pair_listeners() {
 # regular expression in pair_ready, if that is set.
 pair_out=
 pair_run() {
-	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag verdict
-	local dir=$VRNIC_RUN_DIR/pair tries=20
-	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
+	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag tries=20
 	[[ -n $pair_out ]] || pair_out=$(mktemp)
 	pair_rc=1
 	if [[ $VRNIC_VM == "$server" ]]; then
@@ -205,63 +203,77 @@ pair_run() {
 		echo "peer never started $name" >"$pair_out"
 		return 1
 	fi
-	tag=$dir/$name.$pair_n
+	tag=$VRNIC_RUN_DIR/pair/$name.$pair_n
 	for ((try = 0; try < tries; try++)); do
 		if [[ $pair_role == server ]]; then
-			local tcp0 rdma0 pid i
-			pair_listeners
-			tcp0=$pair_ntcp
-			rdma0=$pair_nrdma
-			timeout -k 5 "$secs" bash -c "$scmd" >"$pair_out" 2>&1 &
-			pid=$!
-			# Ready once it listens: on a TCP port (the verbs examples
-			# and perftest exchange over TCP), checked every 0.05 s,
-			# or an rdma_cm ID, every 0.25 s.
-			for ((i = 0; i < 600; i++)); do
-				if ((i % 5 == 4)); then pair_listeners; else pair_listeners tcp; fi
-				((pair_ntcp > tcp0 || pair_nrdma > rdma0)) && break
-				[[ -n ${pair_ready:-} ]] && grep -Eq "$pair_ready" "$pair_out" && break
-				kill -0 "$pid" 2>/dev/null || break
-				nap 0.05
-			done
-			pair_sync "$name.ready" "$secs" >/dev/null
-			# Until the client's verdict, or our server ends.
-			verdict=
-			for ((i = 0; i < secs * 20; i++)); do
-				[[ -e $tag.again.$try ]] && verdict=again && break
-				[[ -e $tag.over.$try ]] && verdict=over && break
-				kill -0 "$pid" 2>/dev/null || break
-				nap 0.05
-			done
-			if [[ $verdict == again ]]; then
-				kill "$pid" 2>/dev/null
-				wait "$pid"
-				continue
-			fi
-			wait "$pid"
-			pair_rc=$?
-			# A server that ended by itself: the client may still ask
-			# for another attempt.
-			for ((i = 0; i < secs * 20; i++)); do
-				[[ -e $tag.again.$try || -e $tag.over.$try ]] && break
-				nap 0.05
-			done
-			[[ -e $tag.again.$try ]] && continue
-			break
+			pair_serve_once "$name" "$secs" "$scmd" "$tag.$try" || break
 		else
-			pair_sync "$name.ready" "$secs" >/dev/null
-			timeout -k 5 "$secs" bash -c "$ccmd" >"$pair_out" 2>&1
-			pair_rc=$?
-			if ((pair_rc != 0 && try + 1 < tries)) && grep -Eq "$refused" "$pair_out"; then
-				: >"$tag.again.$try"
-				echo "# $name: refused ($(grep -Eom1 "$refused" "$pair_out")); both sides start again"
-				nap 0.5
-				continue
-			fi
-			: >"$tag.over.$try"
-			break
+			pair_use_once "$name" "$secs" "$ccmd" "$tag.$try" $((try + 1 < tries)) || break
 		fi
 	done
 	pair_sync "$name.done" "$secs" >>"$pair_out" || true
 	return "$pair_rc"
+}
+
+# pair_serve_once NAME SECONDS SERVER_CMD TAG: one attempt of pair_run's
+# server; pair_rc is its status.  Succeeds when the client asks for
+# another attempt (it left TAG's "again" file), fails when it is over.
+pair_serve_once() {
+	local name=$1 secs=$2 tag=$4 pid i tcp0 rdma0
+	pair_listeners
+	tcp0=$pair_ntcp
+	rdma0=$pair_nrdma
+	timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1 &
+	pid=$!
+	# Ready once it listens: on a TCP port (the verbs examples and
+	# perftest exchange over TCP), checked every 0.05 s, or an rdma_cm ID,
+	# every 0.25 s.
+	for ((i = 0; i < 600; i++)); do
+		if ((i % 5 == 4)); then pair_listeners; else pair_listeners tcp; fi
+		((pair_ntcp > tcp0 || pair_nrdma > rdma0)) && break
+		[[ -n ${pair_ready:-} ]] && grep -Eq "$pair_ready" "$pair_out" && break
+		kill -0 "$pid" 2>/dev/null || break
+		nap 0.05
+	done
+	pair_sync "$name.ready" "$secs" >/dev/null
+	# Until the client's verdict, or our server ends.
+	for ((i = 0; i < secs * 20; i++)); do
+		if [[ -e $tag.again ]]; then
+			kill "$pid" 2>/dev/null
+			wait "$pid"
+			return 0
+		fi
+		[[ -e $tag.over ]] && break
+		kill -0 "$pid" 2>/dev/null || break
+		nap 0.05
+	done
+	wait "$pid"
+	pair_rc=$?
+	# A server that ended by itself: the client may still ask for another
+	# attempt.
+	for ((i = 0; i < secs * 20; i++)); do
+		[[ -e $tag.again || -e $tag.over ]] && break
+		nap 0.05
+	done
+	[[ -e $tag.again ]]
+}
+
+# pair_use_once NAME SECONDS CLIENT_CMD TAG RETRY: one attempt of
+# pair_run's client; pair_rc is its status.  If the server refused it and
+# RETRY is 1, it tells the server to start again (TAG's "again" file) and
+# succeeds; else it says it is over and fails.
+pair_use_once() {
+	local name=$1 secs=$2 tag=$4
+	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
+	pair_sync "$name.ready" "$secs" >/dev/null
+	timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1
+	pair_rc=$?
+	if ((pair_rc != 0 && $5)) && grep -Eq "$refused" "$pair_out"; then
+		: >"$tag.again"
+		echo "# $name: refused ($(grep -Eom1 "$refused" "$pair_out")); both sides start again"
+		nap 0.5
+		return 0
+	fi
+	: >"$tag.over"
+	return 1
 }
