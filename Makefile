@@ -8,7 +8,8 @@
 #                   userspace inside that guest root, under build/in-root,
 #                   and vrnic.ko for the kernel its guests boot)
 #   make check      install what is missing, build, lint, run every test
-#                   (TAGS=storage: only the VM selftests with that tag)
+#                   (TAGS=storage: only the VM selftests with that tag;
+#                   LANES=2: two lines of guests at once)
 #   make check-matrix  every VM selftest on every stack of scripts/stacks
 #                   (STACKS=linux-7.3,sid: on those only; "default" is
 #                   Debian 12)
