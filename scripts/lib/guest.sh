@@ -29,6 +29,19 @@ require_vm() {
 	fi
 }
 
+# ucx_perftest_cmd: the command that runs ucx_perftest here.  Debian
+# 13's UCX is built with MPI, and its ucx_perftest then takes a stdin that
+# is no terminal for mpirun's and wants two MPI processes ("This test
+# should be run with exactly 2 processes in p2p case"): -P 0 turns that
+# mode off.  Debian 12's and sid's have no such mode, nor -P.
+ucx_perftest_cmd() {
+	if ucx_perftest -h 2>&1 | grep -q -- '-P <0|1>'; then
+		echo "ucx_perftest -P 0"
+	else
+		echo ucx_perftest
+	fi
+}
+
 # wait_listening PORT: wait up to 10 s until something on this guest
 # listens on PORT (TCP, or UDP for fi_pingpong's dgram endpoint).  It
 # reads /proc/net itself: ss(8) every 0.1 s would take the CPU that the

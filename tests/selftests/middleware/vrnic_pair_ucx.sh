@@ -30,12 +30,13 @@ if [[ $VRNIC_ROLE == rxe ]]; then
 	export UCX_UD_ETH_DGID_CHECK=n
 	note=" (rxe side: UCX_UD_ETH_DGID_CHECK=n)"
 fi
+ucx_perftest=$(ucx_perftest_cmd)
 port=13500
 for tls in "${tls_sets[@]}"; do
 	for t in "${tests[@]}"; do
 		port=$((port + 1))
-		pair_run "ucx-$port" 0 150 "UCX_TLS=$tls ucx_perftest -p $port" \
-			"UCX_TLS=$tls ucx_perftest \$VRNIC_PEER_IP -p $port -t $t -n 2000 -w 100"
+		pair_run "ucx-$port" 0 150 "UCX_TLS=$tls $ucx_perftest -p $port" \
+			"UCX_TLS=$tls $ucx_perftest \$VRNIC_PEER_IP -p $port -t $t -n 2000 -w 100"
 		rc=$?
 		out=$(<"$pair_out")
 		if [[ $pair_role == client ]]; then

@@ -23,15 +23,16 @@ tls_sets=("rc_verbs,ud_verbs" ud_verbs)
 ktap_plan $((${#tests[@]} * ${#tls_sets[@]} + 2))
 mark=$(dmesg_mark)
 export UCX_NET_DEVICES=$VRNIC_IBDEV:1
+read -r -a ucx_perftest <<<"$(ucx_perftest_cmd)"
 port=13400
 for tls in "${tls_sets[@]}"; do
 	for t in "${tests[@]}"; do
 		port=$((port + 1))
 		srv=$(mktemp)
-		UCX_TLS=$tls timeout 120 ucx_perftest -p "$port" >"$srv" 2>&1 &
+		UCX_TLS=$tls timeout 120 "${ucx_perftest[@]}" -p "$port" >"$srv" 2>&1 &
 		pid=$!
 		wait_listening "$port"
-		out=$(UCX_TLS=$tls timeout 120 ucx_perftest "$VRNIC_IP" -p "$port" -t "$t" -n 2000 -w 100 2>&1)
+		out=$(UCX_TLS=$tls timeout 120 "${ucx_perftest[@]}" "$VRNIC_IP" -p "$port" -t "$t" -n 2000 -w 100 2>&1)
 		rc=$?
 		wait "$pid"
 		src=$?
@@ -47,10 +48,10 @@ for ((run = 1; run <= 20; run++)); do
 	t=tag_lat
 	((run % 2)) || t=tag_bw
 	port=$((port + 1))
-	UCX_TLS=rc_verbs,ud_verbs timeout 60 ucx_perftest -p "$port" >/dev/null 2>&1 &
+	UCX_TLS=rc_verbs,ud_verbs timeout 60 "${ucx_perftest[@]}" -p "$port" >/dev/null 2>&1 &
 	pid=$!
 	wait_listening "$port"
-	out=$(UCX_TLS=rc_verbs,ud_verbs timeout 60 ucx_perftest "$VRNIC_IP" -p "$port" -t "$t" -n 500 -w 50 2>&1)
+	out=$(UCX_TLS=rc_verbs,ud_verbs timeout 60 "${ucx_perftest[@]}" "$VRNIC_IP" -p "$port" -t "$t" -n 500 -w 50 2>&1)
 	rc=$?
 	wait "$pid"
 	src=$?
