@@ -75,7 +75,8 @@ iser_target_teardown() {
 # iscsid's own log (debug level 4: it names every PDU and kernel event).
 iser_iscsid_log=/tmp/iscsid.log
 
-# iser_iscsid_start: open-iscsi's database on tmpfs, a name of this guest's
+# iser_iscsid_start: open-iscsi's database on tmpfs (in /etc/iscsi, and
+# in /var/lib/iscsi where it is there: Debian 13), a name of this guest's
 # own, and iscsid, in the foreground of a session of its own (its immediate
 # stop signals its whole process group) with its log in iser_iscsid_log.
 # The guest runs no udev, so nothing loads sd_mod when the LUN appears.
@@ -85,6 +86,7 @@ iser_iscsid_start() {
 		printf '%s\n' "discovery.sendtargets.reopen_max = 0" \
 			"discovery.sendtargets.timeo.active_timeout = 10" >>/tmp/iser-etc/iscsid.conf &&
 		mount -t tmpfs -o mode=755 tmpfs /etc/iscsi &&
+		{ [[ ! -d /var/lib/iscsi ]] || mount -t tmpfs -o mode=700 tmpfs /var/lib/iscsi; } &&
 		cp /tmp/iser-etc/iscsid.conf /etc/iscsi/ &&
 		echo "InitiatorName=iqn.2026-12.org.vrnic:initiator-vm$VRNIC_VM" \
 			>/etc/iscsi/initiatorname.iscsi &&
@@ -103,6 +105,7 @@ iser_iscsid_stop() {
 	iscsiadm -m node -o delete >/dev/null 2>&1
 	iscsiadm -k 0 >/dev/null 2>&1
 	umount /etc/iscsi 2>/dev/null
+	umount /var/lib/iscsi 2>/dev/null
 	modprobe -r ib_iser 2>/dev/null
 }
 

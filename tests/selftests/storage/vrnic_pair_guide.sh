@@ -189,6 +189,7 @@ else
 	iscsiadm -m node -o delete
 	iscsiadm -k 0
 	umount /etc/iscsi
+	umount /var/lib/iscsi 2>/dev/null
 	modprobe -r ib_iser
 fi
 no_kernel_warnings "$mark" "the guide's commands"
