@@ -107,6 +107,20 @@ require_pair() {
 	fi
 }
 
+# Skip unless this UCX has its verbs transports: rc_verbs and ud_verbs
+# live in its "ib" module.  Debian sid's UCX 1.23.0~rc1-1 was built
+# without it (its ucx_info -b: uct_MODULES ":rocm:cma:ze"), so UCX offers
+# no RDMA device at all there, and Open MPI's UCX PML does not load.
+require_ucx_verbs() {
+	local mods
+	mods=$(ucx_info -b 2>/dev/null | awk '$2 == "uct_MODULES" { gsub(/"/, "", $3); print $3 }')
+	[[ $mods == *:ib:* || $mods == *:ib ]] && return 0
+	echo "TAP version 13"
+	echo "1..0 # SKIP UCX $(ucx_info -v 2>/dev/null | awk '/^# (Library )?[Vv]ersion:? / { print $NF; exit }') has no verbs transports" \
+		"(its uct modules: ${mods:-none}): nothing to run over $VRNIC_IBDEV"
+	exit 4
+}
+
 # The kind of RDMA device the peer guest has: vrnic or rxe.
 peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
 

@@ -14,6 +14,7 @@ source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/selftests/middleware/mpi_lib.sh
 source "$(dirname "$0")/mpi_lib.sh"
 require_vm
+require_ucx_verbs
 
 prog=$VRNIC_BUILD/tests/selftests/mpi_check
 ktap_plan $((${#mpi_parts[@]} + 3))

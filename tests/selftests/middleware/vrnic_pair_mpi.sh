@@ -18,6 +18,7 @@ source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/selftests/middleware/mpi_lib.sh
 source "$(dirname "$0")/mpi_lib.sh"
 require_pair
+require_ucx_verbs
 
 dir=$(cd "$(dirname "$0")" && pwd)
 prog=$VRNIC_BUILD/tests/selftests/mpi_check

@@ -19,6 +19,7 @@
 # shellcheck disable=SC2154,SC2034 # pair_out, pair_role (set) by pair_run
 source "$(dirname "$0")/../lib.sh"
 require_pair
+require_ucx_verbs
 
 tests=(tag_lat tag_bw ucp_put_bw ucp_get ucp_add ucp_am_bw)
 tls_sets=("rc_verbs,ud_verbs" ud_verbs)

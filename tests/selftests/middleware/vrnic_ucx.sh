@@ -17,6 +17,7 @@
 # timeout: 900
 source "$(dirname "$0")/../lib.sh"
 require_vm
+require_ucx_verbs
 
 tests=(tag_lat tag_bw ucp_put_bw ucp_get ucp_add ucp_am_bw)
 tls_sets=("rc_verbs,ud_verbs" ud_verbs)
