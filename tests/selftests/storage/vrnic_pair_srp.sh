@@ -17,6 +17,7 @@ source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/selftests/storage/srp_lib.sh
 source "$(dirname "$0")/srp_lib.sh"
 require_pair
+srp_require_targetcli
 # shellcheck source=tests/selftests/storage/storage_lib.sh
 source "$(dirname "$0")/storage_lib.sh"
 

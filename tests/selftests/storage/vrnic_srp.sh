@@ -13,6 +13,7 @@ source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/selftests/storage/srp_lib.sh
 source "$(dirname "$0")/srp_lib.sh"
 require_vm
+srp_require_targetcli
 
 ktap_plan $((srp_target_results + srp_initiator_results + 1))
 mark=$(dmesg_mark)
