@@ -9,10 +9,10 @@
 #                   and vrnic.ko for the kernel its guests boot)
 #   make check      install what is missing, build, lint, run every test
 #                   (TAGS=storage: only the VM selftests with that tag;
-#                   LANES=1: one line of guests at a time, not two)
+#                   LANES=2: two lines of guests at once)
 #   make check-matrix  every VM selftest on every stack of scripts/stacks
 #                   (STACKS=linux-7.3,sid: on those only; "default" is
-#                   Debian 12; LANES=2: two stacks at a time)
+#                   Debian 12)
 #   make demo       install what is missing, build, boot a VM and show vrnic
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
