@@ -12,7 +12,7 @@
 #                   LANES=2: two lines of guests at once)
 #   make check-matrix  every VM selftest on every stack of scripts/stacks
 #                   (STACKS=linux-7.3,sid: on those only; "default" is
-#                   Debian 12)
+#                   Debian 12; LANES=2: two stacks at a time)
 #   make demo       install what is missing, build, boot a VM and show vrnic
 #   make shell      a root shell in a test VM with vrnic ready
 #   make lint       checkpatch --strict, sparse, W=1, clang-format, clang-tidy, shellcheck
