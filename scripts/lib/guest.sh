@@ -203,6 +203,33 @@ pair_listeners() {
 	pair_nrdma=$n
 }
 
+# proc_tree PID: PID and its descendants, one a line.
+proc_tree() {
+	local p
+	echo "$1"
+	for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		proc_tree "$p"
+	done
+}
+
+# where_stuck PID: where PID and its descendants wait: each thread's
+# state, wait channel and kernel stack, and with gdb each thread's user
+# stack.  For a test's report on a process that will not end.
+where_stuck() {
+	local p t
+	for p in $(proc_tree "$1"); do
+		[[ -r /proc/$p/comm ]] || continue
+		echo "## pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+		for t in /proc/"$p"/task/*; do
+			echo "### thread ${t##*/} ($(<"$t/comm")): $(grep -m1 '^State' "$t/status" 2>/dev/null), wchan $(<"$t/wchan")"
+			cat "$t/stack" 2>/dev/null
+		done
+		command -v gdb >/dev/null || continue
+		timeout 60 gdb -q -batch -p "$p" -ex 'thread apply all bt' 2>/dev/null |
+			grep -E '^(Thread|#)'
+	done
+}
+
 # pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
 # Run one client/server case across the guests: guest SERVER_VM runs
 # SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
@@ -274,8 +301,21 @@ pair_serve_once() {
 		kill -0 "$pid" 2>/dev/null || break
 		nap 0.05
 	done
+	# A server still running 10 s after the client's verdict may be
+	# stuck: note where it waits, and say so if its timeout ends it.
+	if [[ -e $tag.over ]]; then
+		for ((i = 0; i < 200; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			nap 0.05
+		done
+		kill -0 "$pid" 2>/dev/null && where_stuck "$pid" >"$tag.stuck" 2>&1
+	fi
 	wait "$pid"
 	pair_rc=$?
+	if ((pair_rc == 124 || pair_rc == 137)) && [[ -s $tag.stuck ]]; then
+		echo "# $name: the server was still running 10 s after the client ended; it waited here:"
+		cat "$tag.stuck"
+	fi >>"$pair_out"
 	# A server that ended by itself: the client may still ask for another
 	# attempt.
 	for ((i = 0; i < secs * 20; i++)); do
