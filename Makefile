@@ -24,6 +24,8 @@
 #                   scripts/vm-run --kernel debug (not part of make check)
 #   make bench      perftest on vrnic and on rxe in one guest, as a table
 #                   (KVER=, ROOT=: on that kernel and guest root)
+#   make bench-engine  the device alone, host-native, without a VM: work
+#                   requests and bytes per second over its internal loopback
 #   make install    install the module (+ DKMS source), provider and vrnicd
 #   make deb        Debian packages in build/deb: vrnic-dkms, libvrnic1, vrnicd
 #   make check-packages  build them, install them here, run the VM selftests
@@ -47,7 +49,7 @@ DKMS_SRC := /usr/src/vrnic-$(VERSION)
 
 export VRNIC_BUILD := $(BUILD)
 
-.PHONY: all module userspace setup check check-matrix demo shell lint fuzz sanitize debug-kernel soak bench install deb check-packages clean
+.PHONY: all module userspace setup check check-matrix demo shell lint fuzz sanitize debug-kernel soak bench bench-engine install deb check-packages clean
 
 all: module userspace
 
@@ -109,6 +111,9 @@ soak: all
 
 bench: all
 	scripts/bench $(if $(KVER),--kernel $(KVER)) $(if $(ROOT),--root $(ROOT))
+
+bench-engine: userspace
+	$(USERSPACE_BUILD)/tests/bench/vrnic_engine_bench
 
 install: all
 	scripts/kmake $(KVER) -- INSTALL_MOD_PATH=$(DESTDIR) \

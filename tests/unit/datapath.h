@@ -349,8 +349,10 @@ class DataPath {
     return av;
   }
 
-  // RESET -> INIT -> RTR -> RTS, talking to dest_qpn through our own GID.
-  int connect(const Qp& qp, uint32_t dest_qpn, uint32_t access = VRNIC_ACCESS_ALL) {
+  // RESET -> INIT -> RTR -> RTS, talking to dest_qpn through our own GID,
+  // at path_mtu (an IB MTU encoding: 3 is 1024).
+  int connect(const Qp& qp, uint32_t dest_qpn, uint32_t access = VRNIC_ACCESS_ALL,
+              uint32_t path_mtu = 3) {
     vrnic_qp_attr a{};
     a.state = VRNIC_QPS_INIT;
     a.access = access;
@@ -362,7 +364,7 @@ class DataPath {
       return st;
     }
     a.state = VRNIC_QPS_RTR;
-    a.path_mtu = 3;  // 1024
+    a.path_mtu = path_mtu;
     a.dest_qpn = dest_qpn;
     a.rq_psn = 100;
     a.av = loopback_av();
