@@ -235,6 +235,10 @@ DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBou
 // Parse a frame.  On kOk, pkt's payload points into frame.
 DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt);
 
+// The CRC-32 of the ICRC (IEEE 802.3's, bit-reflected: zlib's crc32 and
+// ISA-L's crc32_gzip_refl), continued from crc over bytes; crc 0 starts.
+uint32_t crc32_update(uint32_t crc, std::span<const std::byte> bytes) noexcept;
+
 // The ICRC of a frame whose headers start at layout.l3 (for tests).
 uint32_t compute_icrc(std::span<const std::byte> frame, size_t l3, size_t bth, size_t end,
                       bool ipv4);
