@@ -230,6 +230,17 @@ where_stuck() {
 	done
 }
 
+# stuck_in_exit FILE: whether where_stuck's report (FILE) has a thread
+# that called exit() from a signal handler while it was already in exit():
+# glibc's exit lock is then held by the thread itself, which waits for it
+# for ever.  exit() is not async-signal-safe; that is the program's bug.
+stuck_in_exit() {
+	awk '/^Thread /          { inner = 0; sig = 0 }
+	     /__run_exit_handlers/ { if (sig) found = 1; inner = 1 }
+	     /<signal handler called>/ { if (inner) sig = 1 }
+	     END { exit !found }' "$1"
+}
+
 # pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
 # Run one client/server case across the guests: guest SERVER_VM runs
 # SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
@@ -242,8 +253,11 @@ where_stuck() {
 # (again or over) after each attempt.  Sets pair_role (server or client),
 # pair_rc and pair_out (a file with the output).  A server that never
 # listens (mckey joins a group) is ready once its output matches the
-# regular expression in pair_ready, if that is set.
+# regular expression in pair_ready, if that is set.  When a server's
+# timeout ended it after the client was done, pair_stuck names the file
+# that says where it waited (where_stuck).
 pair_out=
+pair_stuck=
 pair_run() {
 	local name=$1 server=$2 secs=$3 scmd=$4 ccmd=$5 try tag tries=20
 	[[ -n $pair_out ]] || pair_out=$(mktemp)
@@ -312,7 +326,10 @@ pair_serve_once() {
 	fi
 	wait "$pid"
 	pair_rc=$?
+	pair_stuck=
 	if ((pair_rc == 124 || pair_rc == 137)) && [[ -s $tag.stuck ]]; then
+		# shellcheck disable=SC2034 # the tests read it
+		pair_stuck=$tag.stuck
 		echo "# $name: the server was still running 10 s after the client ended; it waited here:"
 		cat "$tag.stuck"
 	fi >>"$pair_out"

@@ -32,6 +32,13 @@ for s in "${servers[@]}"; do
 	rc=$?
 	out=$(<"$pair_out")
 	if [[ $pair_role == server ]]; then
+		# Seen on Linux 6.12's rxe guest, two lines of guests on two
+		# cores: qperf's server child, exiting after the work, took a
+		# signal whose handler calls exit() again.
+		if ((rc == 124)) && [[ -n $pair_stuck ]] && stuck_in_exit "$pair_stuck"; then
+			ktap_skip "qperf server on vm$s: told to quit" "qperf deadlocked in its own exit(): its signal handler called exit() while the process was already exiting (stacks: $(grep -cE '__run_exit_handlers|<signal handler called>' "$pair_stuck") exit and signal frames)"
+			continue
+		fi
 		ktap_check "qperf server on vm$s: told to quit" "$rc" "exit $rc" "$(tail -n 5 <<<"$out")"
 		continue
 	fi
