@@ -65,6 +65,9 @@ for _ in $(seq 100); do
 done
 [[ -n $leader ]] || bail "the container did not start: $(cat "$build/packages/service-nspawn.log")"
 inside() { nsenter -t "$leader" -a -- "$@"; }
+# systemctl needs the manager's socket, which PID 1 makes some time after
+# it starts: asked sooner, it says "Failed to connect to bus".
+retry 300 0.2 inside test -S /run/systemd/private
 state=$(inside timeout 120 systemctl is-system-running --wait 2>&1)
 [[ $state == running || $state == degraded ]] || bail "systemd in the container: $state"
 
