@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The guest harness's hang report on the host: where_stuck describes a
+# live process tree, and stuck_in_exit tells a thread that called exit()
+# from a signal handler during exit() (qperf's deadlock, as where_stuck
+# reported it in a 6.12 guest) from other waits.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/guest.sh
+source scripts/lib/guest.sh >/dev/null 2>&1
+fail=0
+check() { # NAME STATUS
+	if [[ $2 == 0 ]]; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi
+}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"; kill "$pid" 2>/dev/null' EXIT
+
+# qperf's server child, abridged from that report.
+cat >"$dir/exit-in-exit" <<'R'
+## pid 2036: qperf -lp 19765
+### thread 2036 (qperf): State:	S (sleeping), wchan futex_wait_queue
+Thread 1 (Thread 0x7ff6613dc740 (LWP 2036) "qperf"):
+#0  futex_wait (private=0, expected=2, futex_word=0x7ff66166a2c8 <__exit_funcs_lock>)
+#2  0x00007ff6614d3670 in __run_exit_handlers (status=1, listp=0x7ff661668820 <__exit_funcs>)
+#3  0x00007ff6614d369a in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:146
+#6  <signal handler called>
+#14 0x00007ff6615695eb in __unregister_atfork (dso_handle=dso_handle@entry=0x5598dbe95008)
+#20 0x00007ff6614d355d in __run_exit_handlers (status=1, listp=0x7ff661668820 <__exit_funcs>)
+#21 0x00007ff6614d369a in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:146
+#23 0x00005598dbe850b7 in error ()
+R
+stuck_in_exit "$dir/exit-in-exit"
+check "exit() from a handler during exit() is recognised" $?
+
+# The same frames in two threads: each thread on its own is no deadlock.
+cat >"$dir/two-threads" <<'R'
+Thread 2 (Thread 0x7f36c076e6c0 (LWP 707) "t"):
+#0  0x00007ff6614d3670 in __run_exit_handlers (status=1)
+Thread 1 (Thread 0x7f36c0bbb740 (LWP 704) "t"):
+#0  <signal handler called>
+#1  0x00007ff6614d3670 in __run_exit_handlers (status=1)
+R
+! stuck_in_exit "$dir/two-threads"
+check "frames of different threads are not joined" $?
+
+# A signal during exit() whose handler returns is no deadlock either.
+sed '/^#2 /d' "$dir/exit-in-exit" >"$dir/one-exit"
+! stuck_in_exit "$dir/one-exit"
+check "a signal inside one exit() is not the deadlock" $?
+
+# A live tree: each process and thread with its state and wait channel.
+timeout 30 bash -c 'sleep 29 | cat' &
+pid=$!
+sleep 0.5
+where_stuck "$pid" >"$dir/live" 2>&1
+[[ $(grep -c '^## pid ' "$dir/live") -ge 3 ]] && grep -q '^### thread .*(sleep): State:' "$dir/live"
+check "where_stuck lists the timeout, bash, sleep and cat of a live tree" $?
+! stuck_in_exit "$dir/live"
+check "a process asleep in nanosleep is not the deadlock" $?
+exit "$fail"
