@@ -98,7 +98,7 @@ fuzz: userspace
 sanitize:
 	cmake -S . -B $(BUILD)/sanitize -G Ninja -DCMAKE_C_COMPILER=$(CC_USER) \
 		-DCMAKE_CXX_COMPILER=$(CXX_USER) -DVRNIC_SANITIZE=ON -DVRNIC_FUZZ=OFF
-	cmake --build $(BUILD)/sanitize --target vrnic_unit_tests vrnic_kcodec_test vrnicd vrnicctl
+	cmake --build $(BUILD)/sanitize --target host_tests
 	ctest --test-dir $(BUILD)/sanitize --output-on-failure -j2 --timeout 300
 
 debug-kernel: setup
