@@ -58,4 +58,50 @@ where_stuck "$pid" >"$dir/live" 2>&1
 check "where_stuck lists the timeout, bash, sleep and cat of a live tree" $?
 ! stuck_in_exit "$dir/live"
 check "a process asleep in nanosleep is not the deadlock" $?
+# pair_where: a client asks, the server's side answers with its tree.
+export PAIR_TAG=$dir/case.1.0
+sleep 30 &
+srv=$!
+(for _ in $(seq 150); do pair_answer_where "$srv" "$PAIR_TAG"; sleep 0.1; done) &
+answerer=$!
+out=$(pair_where probe)
+grep -q "^## pid $srv: sleep 30" <<<"$out"
+check "pair_where brings the server's where_stuck report" $?
+kill "$srv"
+wait "$srv" 2>/dev/null
+out=$(pair_where probe2)
+[[ $out == "# the server has ended" ]]
+check "pair_where says so when the server has ended" $?
+kill "$answerer" 2>/dev/null
+[[ -z $(compgen -G "$PAIR_TAG.where-*.ask") ]]
+check "each question was answered and taken away" $?
+unset PAIR_TAG
+
+# qperf_hung: qperf's own deadlock is a skip, any other hang a failure.
+qperf() { # stands in for qperf in qperf_client_one
+	echo "qperf $*"
+	return 3
+}
+verdict() { # REPORT_FILE
+	(
+		# shellcheck source=tests/selftests/lib.sh
+		source tests/selftests/lib.sh
+		# shellcheck source=tests/selftests/middleware/qperf_lib.sh
+		source tests/selftests/middleware/qperf_lib.sh
+		qperf_case ud_lat "# qperf hung: the client ...
+$(<"$1")" 124
+	)
+}
+verdict "$dir/exit-in-exit" | grep -q '^ok 1 qperf ud_lat # SKIP qperf deadlocked in its own exit()'
+check "a qperf hung in its own exit() is qperf's bug (SKIP)" $?
+verdict "$dir/live" | grep -q '^not ok 1 qperf ud_lat: hung'
+check "a qperf hung anywhere else fails" $?
+(
+	source tests/selftests/lib.sh
+	source tests/selftests/middleware/qperf_lib.sh
+	out=$(qperf_client_one rc_bw 10.0.0.1)
+	rc=$?
+	[[ $rc == 3 && $out == "qperf 10.0.0.1 -lp $qperf_port -cm1 -t 2 rc_bw" ]]
+)
+check "qperf_client_one passes a client's output and status through" $?
 exit "$fail"

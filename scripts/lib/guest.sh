@@ -224,6 +224,9 @@ where_stuck() {
 			echo "### thread ${t##*/} ($(<"$t/comm")): $(grep -m1 '^State' "$t/status" 2>/dev/null), wchan $(<"$t/wchan")"
 			cat "$t/stack" 2>/dev/null
 		done
+		# The shells and timeouts around a program: their user stacks
+		# say nothing, and gdb costs seconds under TCG.
+		case $(<"/proc/$p/comm") in bash | timeout) continue ;; esac
 		command -v gdb >/dev/null || continue
 		timeout 60 gdb -q -batch -p "$p" -ex 'thread apply all bt' 2>/dev/null |
 			grep -E '^(Thread|#)'
@@ -241,6 +244,40 @@ stuck_in_exit() {
 	     END { exit !found }' "$1"
 }
 
+# pair_where NAME: for a client that waits too long, where pair_run's
+# server waits now (where_stuck's report, from the server's guest), or a
+# line saying why not.  The server answers between its other checks, so
+# this returns within a few seconds plus gdb's time.
+pair_where() {
+	local ask=${PAIR_TAG:?pair_where runs in a pair_run client}.where-$1 i
+	: >"$ask.ask"
+	for ((i = 0; i < 1800; i++)); do
+		if [[ -e $ask ]]; then
+			cat "$ask"
+			return 0
+		fi
+		nap 0.1
+	done
+	echo "# the server's guest did not answer in 180 s"
+	return 1
+}
+
+# pair_answer_where PID TAG: answer each pair_where that asked about
+# attempt TAG with where PID's tree waits.
+pair_answer_where() {
+	local ask
+	for ask in "$2".where-*.ask; do
+		[[ -e $ask ]] || continue
+		if kill -0 "$1" 2>/dev/null; then
+			where_stuck "$1"
+		else
+			echo "# the server has ended"
+		fi >"${ask%.ask}.tmp" 2>&1
+		mv "${ask%.ask}.tmp" "${ask%.ask}"
+		rm -f "$ask"
+	done
+}
+
 # pair_run NAME SERVER_VM SECONDS SERVER_CMD CLIENT_CMD
 # Run one client/server case across the guests: guest SERVER_VM runs
 # SERVER_CMD, the other CLIENT_CMD (bash strings, so they can use the
@@ -255,7 +292,9 @@ stuck_in_exit() {
 # listens (mckey joins a group) is ready once its output matches the
 # regular expression in pair_ready, if that is set.  When a server's
 # timeout ended it after the client was done, pair_stuck names the file
-# that says where it waited (where_stuck).
+# that says where it waited (where_stuck).  Both commands see PAIR_TAG,
+# the attempt's name, with which a client can ask where the server waits
+# (pair_where).
 pair_out=
 pair_stuck=
 pair_run() {
@@ -291,7 +330,7 @@ pair_serve_once() {
 	pair_listeners
 	tcp0=$pair_ntcp
 	rdma0=$pair_nrdma
-	timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1 &
+	PAIR_TAG=$tag timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1 &
 	pid=$!
 	# Ready once it listens: on a TCP port (the verbs examples and
 	# perftest exchange over TCP), checked every 0.05 s, or an rdma_cm ID,
@@ -313,6 +352,7 @@ pair_serve_once() {
 		fi
 		[[ -e $tag.over ]] && break
 		kill -0 "$pid" 2>/dev/null || break
+		((i % 20 == 19)) && pair_answer_where "$pid" "$tag"
 		nap 0.05
 	done
 	# A server still running 10 s after the client's verdict may be
@@ -337,6 +377,7 @@ pair_serve_once() {
 	# attempt.
 	for ((i = 0; i < secs * 20; i++)); do
 		[[ -e $tag.again || -e $tag.over ]] && break
+		((i % 20 == 19)) && pair_answer_where "$pid" "$tag"
 		nap 0.05
 	done
 	[[ -e $tag.again ]]
@@ -350,7 +391,7 @@ pair_use_once() {
 	local name=$1 secs=$2 tag=$4
 	local refused="Couldn't connect|Unable to open file descriptor|Connection refused|REJECTED|Failed status 8|unable to connect|Unexpected CM event"
 	pair_sync "$name.ready" "$secs" >/dev/null
-	timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1
+	PAIR_TAG=$tag timeout -k 5 "$secs" bash -c "$3" >"$pair_out" 2>&1
 	pair_rc=$?
 	if ((pair_rc != 0 && $5)) && grep -Eq "$refused" "$pair_out"; then
 		: >"$tag.again"

@@ -21,8 +21,7 @@ for t in "${qperf_cm_tests[@]}" uc_bw ud_lat; do
 	qperf -lp "$qperf_port" >/tmp/qperf-server.log 2>&1 &
 	srv=$!
 	wait_listening "$qperf_port"
-	# shellcheck disable=SC2046 # the command line, split into words
-	out=$(timeout 60 $(qperf_client_cmd "$t" "$VRNIC_IP") 2>&1)
+	out=$(qperf_client_one "$t" "$VRNIC_IP" "$srv")
 	rc=$?
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
