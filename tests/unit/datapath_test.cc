@@ -403,6 +403,53 @@ TEST_F(DataPathTest, MulticastReachesEveryMember) {
   EXPECT_EQ(done[q[2].qpn].size(), 1U);
 }
 
+// Frames that leave the device carry their ICRC.  Frames between QPs of
+// the device loop back inside it unsealed, and no ICRC is checked on them
+// (hw-spec: Transport).  A datagram to a group with members here is both:
+// the wire's copy is sealed, and each member gets the datagram.
+TEST_F(DataPathTest, FramesThatLeaveAreSealed) {
+  pair();
+  std::vector<vrnicd::roce::DecodeStatus> wire;
+  dp_.dev().engine().set_wire([&](std::span<const std::byte> f) {
+    vrnicd::roce::Packet p;
+    wire.push_back(vrnicd::roce::decode_frame(f, &p));
+  });
+  std::array<DataPath::Qp, 2> q;  // sender, member
+  for (auto& x : q) {
+    x.type = VRNIC_QPT_UD;
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &x), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(x, 0), VRNIC_AQ_STATUS_OK);
+  }
+  ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[1].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  const vrnic_sge rsge{buf_b_, 4096, key_b_};
+  dp_.post_recv(q[1], 7, std::span(&rsge, 1));
+  vrnic_av remote = DataPath::loopback_av();
+  remote.dgid[15] ^= 0x7;  // another host on the link
+  const vrnic_av group = group_av();
+  const vrnic_sge ssge{buf_a_, 1000, key_a_};
+  for (const vrnic_av* av : {static_cast<const vrnic_av*>(&remote), &group}) {
+    auto h = sqe(VRNIC_WQE_SEND, 1);
+    h.remote_qpn = av == &remote ? 77 : vrnicd::roce::kMulticastQpn;
+    h.remote_qkey = 0x1234;
+    dp_.post_send(q[0], h, std::span(&ssge, 1), av);
+    dp_.run();
+  }
+  ASSERT_EQ(wire.size(), 2U);
+  EXPECT_EQ(wire[0], vrnicd::roce::DecodeStatus::kOk) << "to another host";
+  EXPECT_EQ(wire[1], vrnicd::roce::DecodeStatus::kOk) << "to the group";
+  auto got = cqes(q[1].qpn);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(status_of(got[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_ + 40), dp_.ram(buf_a_), 1000), 0);
+  // RC between a and b: nothing on the wire, every byte delivered, and no
+  // ICRC error for the unsealed frames.
+  wire.clear();
+  ASSERT_EQ(write({buf_a_, 8192, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS);
+  EXPECT_TRUE(wire.empty());
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), dp_.ram(buf_a_), 8192), 0);
+  EXPECT_EQ(dp_.dev().engine().stat(VRNIC_STAT_ICRC_ERRORS), 0U);
+}
+
 TEST_F(DataPathTest, MulticastAttachRules) {
   dp_.cfg().limits.max_mcast_grp = 2;
   dp_.cfg().limits.max_mcast_qp_attach = 2;

@@ -48,13 +48,18 @@ bool FrameRouter::has_room(const roce::Gid& dgid) const {
   return !loops_back;
 }
 
-void FrameRouter::send(std::vector<std::byte>&& frame, const roce::Gid& dgid) {
-  if (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr) {
-    loopback_.push_back(frame);  // members on this port get a copy too
-  }
+void FrameRouter::send(std::vector<std::byte>&& frame, const roce::FrameLayout& layout,
+                       const roce::Gid& dgid) {
   if (is_local(dgid)) {
     loopback_.push_back(std::move(frame));
     return;
+  }
+  roce::seal_frame(frame, layout);
+  if (roce::gid_is_multicast(dgid) && objects_.group(dgid) != nullptr) {
+    // Members on this port get a copy too.
+    std::vector<std::byte> copy = take_buffer();
+    copy.assign(frame.begin(), frame.end());
+    loopback_.push_back(std::move(copy));
   }
   if (port_.state() != VRNIC_PORT_ACTIVE) {
     // The link is down: the frame is lost, as on a pulled cable.
@@ -83,7 +88,7 @@ bool FrameRouter::poll_loopback(int budget) {
     std::vector<std::byte> frame = std::move(loopback_.front());
     loopback_.pop_front();
     roce::Packet pkt;
-    deliver(frame, roce::decode_frame(frame, &pkt), pkt);
+    deliver(frame, roce::decode_frame(frame, &pkt, roce::Icrc::kInternal), pkt);
     recycle(std::move(frame));
     progress = true;
   }

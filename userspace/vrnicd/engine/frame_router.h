@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
 // Where RoCEv2 frames go.  Frames QPs build leave through the wire hook,
-// or loop back when they are for one of the port's own GIDs; a multicast
-// frame does both when local QPs are members of its group.  Frames from
+// sealed with their ICRC, or loop back unsealed when they are for one of
+// the port's own GIDs; a multicast frame does both (sealed) when local QPs
+// are members of its group.  Frames from
 // the wire and from the loopback queue are decoded once and delivered to
 // their QP, or to every member of their multicast group.  The router also
 // keeps a pool of frame buffers, so the data path allocates nothing.
@@ -40,8 +41,12 @@ class FrameRouter {
   // Whether a frame to dgid can go now: frames that loop back wait in a
   // bounded queue, and senders wait for room in it (backpressure).
   [[nodiscard]] bool has_room(const roce::Gid& dgid) const;
-  // Send a sealed frame to dgid (has_room() said yes).
-  void send(std::vector<std::byte>&& frame, const roce::Gid& dgid);
+  // Send a built frame to dgid (has_room() said yes).  The router seals
+  // it (its ICRC) if it leaves the device; a frame that only loops back is
+  // never seen outside the device and goes unsealed, as a NIC's internal
+  // loopback carries no ICRC.
+  void send(std::vector<std::byte>&& frame, const roce::FrameLayout& layout,
+            const roce::Gid& dgid);
 
   // A frame from the wire.  false if it is not RoCEv2 (for the NIC).
   bool receive(std::span<const std::byte> frame);

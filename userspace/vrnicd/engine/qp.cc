@@ -490,14 +490,13 @@ roce::TxStatus Qp::transmit(const roce::Packet& pkt, const roce::Payload& payloa
     ctx_.router.recycle(std::move(frame));
     return roce::TxStatus::kNoMemory;
   }
-  roce::seal_frame(frame, lay);
   ++stats_.tx_packets;
   if (ctx_.tracer.active()) {
     ctx_.tracer.packet(qpn(), true, pkt, payload.length, frame.size());
   }
   count(VRNIC_STAT_TX_PACKETS);
   count(VRNIC_STAT_TX_BYTES, frame.size());
-  ctx_.router.send(std::move(frame), pkt.path.dgid);
+  ctx_.router.send(std::move(frame), lay, pkt.path.dgid);
   return roce::TxStatus::kSent;
 }
 

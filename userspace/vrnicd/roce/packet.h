@@ -232,8 +232,14 @@ struct FrameBounds {
 // Fills in the addressing part of path.  kNotRoce for any other frame.
 DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBounds* bounds);
 
+// Whether decode_frame checks the ICRC: a frame from the wire always;
+// one that the device built and looped back internally never left it, and
+// was never sealed (FrameRouter).
+enum class Icrc : uint8_t { kCheck, kInternal };
+
 // Parse a frame.  On kOk, pkt's payload points into frame.
-DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt);
+DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt,
+                          Icrc icrc = Icrc::kCheck);
 
 // The CRC-32 of the ICRC (IEEE 802.3's, bit-reflected: zlib's crc32 and
 // ISA-L's crc32_gzip_refl), continued from crc over bytes; crc 0 starts.
