@@ -334,8 +334,13 @@ FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::
   lay.payload = lay.bth + sizeof(wire::Bth) + ext_headers_size(oi.bits);
   lay.payload_len = payload_len;
   lay.icrc = lay.payload + payload_len + pad;
-  out->assign(lay.icrc + wire::kIcrcSize, std::byte{0});
+  // A pooled buffer comes with an old frame's bytes.  Only the payload is
+  // left as it is, for the caller to overwrite: the rest is cleared.
+  out->resize(lay.icrc + wire::kIcrcSize);
   const std::span<std::byte> f(*out);
+  std::fill_n(f.begin(), lay.payload, std::byte{0});
+  std::fill(f.begin() + static_cast<std::ptrdiff_t>(lay.payload + payload_len), f.end(),
+            std::byte{0});
 
   put_l2(f, path);
   put_l3(f, lay.l3, path, udp_len);

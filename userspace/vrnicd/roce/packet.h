@@ -201,8 +201,9 @@ struct FrameLayout {
 };
 
 // Build all headers of pkt into out (replacing its contents) with room for
-// payload_len bytes of payload, which the caller writes at
-// out[layout.payload ...] before calling seal_frame().
+// payload_len bytes of payload, which the caller must write at
+// out[layout.payload ...] (it holds whatever out held there before) and
+// then, for the wire, call seal_frame().
 FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out);
 // Pad, ICRC: the frame is ready to send.
 void seal_frame(std::span<std::byte> frame, const FrameLayout& layout);
