@@ -37,7 +37,7 @@ rc=$?
 ktap_check "scripts/bench ${opts[*]} exits 0" $? "$(tail -n 8 <<<"$out")"
 # The table says which stack its figures came from.
 head=$(head -n 1 "$build/bench/results.txt" 2>/dev/null)
-[[ $head =~ QEMU\ [0-9]+\.[0-9.]+\ TCG,\ guest\ Linux\ $(KVER='' scripts/kver),\ rdma-core\ [0-9]+\.[0-9]+ ]]
+[[ $head =~ QEMU\ [0-9]+\.[0-9.]+\ (TCG|KVM),\ guest\ Linux\ $(KVER='' scripts/kver),\ rdma-core\ [0-9]+\.[0-9]+ ]]
 ktap_check "the table names its stack: ${head#*cores, }" $? "$head"
 for r in "${rows[@]}"; do
 	read -r test metric <<<"$r"

@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source tests/selftests/lib.sh
 
-ktap_plan 9
+ktap_plan 12
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -32,6 +32,26 @@ scripts/vm-run --timeout 300 -- sh -c 'exit 3' >"$tmp/exit.log" 2>&1
 rc=$?
 [[ $rc == 3 ]]
 ktap_check "a guest command's exit status comes back (3)" $? "got $rc: $(tail -n 5 "$tmp/exit.log")"
+
+# The accelerator: --accel auto (the default) says which it took and why;
+# --accel kvm boots under KVM exactly when auto took it, and otherwise
+# fails at once, with auto's reason.
+said=$(sed -n 's/^vm-run: accelerator: //p' "$tmp/exit.log")
+[[ $said =~ ^(kvm|tcg)\ \(.+\)$ ]]
+ktap_check "vm-run says which accelerator it took: $said" $? "$(head -n 5 "$tmp/exit.log")"
+scripts/vm-run --accel kvm --timeout 300 -- true >"$tmp/kvm.log" 2>&1
+rc=$?
+if [[ $said == kvm* ]]; then
+	[[ $rc == 0 ]] && grep -q "^vm-run: accelerator: kvm" "$tmp/kvm.log"
+else
+	why=${said#tcg (}
+	[[ $rc == 2 ]] && grep -qxF "vm-run: --accel kvm: ${why%)}" "$tmp/kvm.log"
+fi
+ktap_check "--accel kvm agrees with auto's choice (exit $rc)" $? "$(tail -n 3 "$tmp/kvm.log")"
+scripts/vm-run --accel hvf --timeout 300 -- true >"$tmp/bad.log" 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q "accel must be auto, kvm or tcg" "$tmp/bad.log"
+ktap_check "an unknown accelerator is refused before any boot" $? "got $rc: $(tail -n 3 "$tmp/bad.log")"
 
 scripts/vm-run --timeout 300 -- sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at vm-run selftest" >/dev/kmsg' \
 	>"$tmp/warn.log" 2>&1
