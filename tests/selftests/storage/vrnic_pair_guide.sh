@@ -172,13 +172,17 @@ else
 	pair_sync guide-iser 120
 	guide_run "iser-initiator vm1"
 	rc=$?
+	# Up to three runs, as iser_discover (iser_lib.sh) allows: the race
+	# is the initiator's, and a busy guest can lose it twice in a row (seen
+	# in make check-matrix, two lanes on two cores).
 	again=
-	if [[ $rc != 0 ]] && grep -q 'Discovery session to .* timed out' "$guide_out"; then
-		again=", the discovery run again as the guide says"
-		cp "$guide_out" /tmp/guide-iser-first
+	for try in 2 3; do
+		[[ $rc != 0 ]] && grep -q 'Discovery session to .* timed out' "$guide_out" || break
+		again=", the discovery run $try times as the guide says"
+		cp "$guide_out" "/tmp/guide-iser-$((try - 1))"
 		guide_run "iser-initiator vm1" '^iscsiadm -m discovery'
 		rc=$?
-	fi
+	done
 	[[ $rc == 0 ]] && grep -q "^Login to .*$iqn.* successful" "$guide_out" &&
 		grep -q 'Attached scsi disk sd' "$guide_out" &&
 		grep -q "^Logout of .*$iqn.* successful" "$guide_out"
