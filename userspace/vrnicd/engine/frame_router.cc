@@ -49,9 +49,10 @@ bool FrameRouter::has_room(const roce::Gid& dgid) const {
 }
 
 void FrameRouter::send(std::vector<std::byte>&& frame, const roce::FrameLayout& layout,
-                       const roce::Gid& dgid) {
+                       const roce::Packet& pkt) {
+  const roce::Gid& dgid = pkt.path.dgid;
   if (is_local(dgid)) {
-    loopback_.push_back(std::move(frame));
+    loopback_.push_back({std::move(frame), pkt, layout});
     return;
   }
   roce::seal_frame(frame, layout);
@@ -59,7 +60,7 @@ void FrameRouter::send(std::vector<std::byte>&& frame, const roce::FrameLayout& 
     // Members on this port get a copy too.
     std::vector<std::byte> copy = take_buffer();
     copy.assign(frame.begin(), frame.end());
-    loopback_.push_back(std::move(copy));
+    loopback_.push_back({std::move(copy), pkt, layout});
   }
   if (port_.state() != VRNIC_PORT_ACTIVE) {
     // The link is down: the frame is lost, as on a pulled cable.
@@ -78,25 +79,25 @@ bool FrameRouter::receive(std::span<const std::byte> frame) {
   if (st == roce::DecodeStatus::kNotRoce) {
     return false;
   }
-  deliver(frame, st, pkt);
+  deliver(frame, st, pkt, true);
   return true;
 }
 
 bool FrameRouter::poll_loopback(int budget) {
   bool progress = false;
   for (int i = 0; i < budget && !loopback_.empty(); ++i) {
-    std::vector<std::byte> frame = std::move(loopback_.front());
+    Looped l = std::move(loopback_.front());
     loopback_.pop_front();
-    roce::Packet pkt;
-    deliver(frame, roce::decode_frame(frame, &pkt, roce::Icrc::kInternal), pkt);
-    recycle(std::move(frame));
+    deliver(l.frame, roce::DecodeStatus::kOk, roce::received_view(l.sent, l.frame, l.layout),
+            false);
+    recycle(std::move(l.frame));
     progress = true;
   }
   return progress;
 }
 
 void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus st,
-                          const roce::Packet& pkt) {
+                          const roce::Packet& pkt, bool from_wire) {
   if (st != roce::DecodeStatus::kOk) {
     counters_.add(st == roce::DecodeStatus::kBadIcrc ? VRNIC_STAT_ICRC_ERRORS
                                                      : VRNIC_STAT_RX_DROPPED);
@@ -108,7 +109,7 @@ void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus s
     deliver_multicast(pkt, frame.size());
     return;
   }
-  Qp* qp = is_local(pkt.path.dgid) ? objects_.find_qp(pkt.bth.dest_qp) : nullptr;
+  Qp* qp = !from_wire || is_local(pkt.path.dgid) ? objects_.find_qp(pkt.bth.dest_qp) : nullptr;
   if (qp == nullptr) {
     counters_.add(VRNIC_STAT_RX_DROPPED);
     return;

@@ -41,12 +41,13 @@ class FrameRouter {
   // Whether a frame to dgid can go now: frames that loop back wait in a
   // bounded queue, and senders wait for room in it (backpressure).
   [[nodiscard]] bool has_room(const roce::Gid& dgid) const;
-  // Send a built frame to dgid (has_room() said yes).  The router seals
-  // it (its ICRC) if it leaves the device; a frame that only loops back is
-  // never seen outside the device and goes unsealed, as a NIC's internal
-  // loopback carries no ICRC.
+  // Send frame, which build_frame() built from pkt at layout, to
+  // pkt.path.dgid (has_room() said yes).  The router seals it (its ICRC) if
+  // it leaves the device.  A frame that only loops back is never seen
+  // outside the device: it goes unsealed, as a NIC's internal loopback
+  // carries no ICRC, and is delivered without being parsed again.
   void send(std::vector<std::byte>&& frame, const roce::FrameLayout& layout,
-            const roce::Gid& dgid);
+            const roce::Packet& pkt);
 
   // A frame from the wire.  false if it is not RoCEv2 (for the NIC).
   bool receive(std::span<const std::byte> frame);
@@ -58,15 +59,25 @@ class FrameRouter {
   static constexpr size_t kMaxLoopback = 1024;
 
  private:
+  // A frame on the loopback queue, with the packet it was built from.
+  struct Looped {
+    std::vector<std::byte> frame;
+    roce::Packet sent;  // its payload and l3 views are not used
+    roce::FrameLayout layout;
+  };
+
   [[nodiscard]] bool is_local(const roce::Gid& gid) const;
-  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt);
+  // from_wire: the destination GID is still to be checked against the
+  // port's (a looped-back frame's was, when it was sent).
+  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt,
+               bool from_wire);
   void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
 
   const ObjectTable& objects_;
   const Port& port_;
   Counters& counters_;
   Wire wire_;
-  std::deque<std::vector<std::byte>> loopback_;
+  std::deque<Looped> loopback_;
   std::vector<std::vector<std::byte>> pool_;
 };
 

@@ -496,7 +496,7 @@ roce::TxStatus Qp::transmit(const roce::Packet& pkt, const roce::Payload& payloa
   }
   count(VRNIC_STAT_TX_PACKETS);
   count(VRNIC_STAT_TX_BYTES, frame.size());
-  ctx_.router.send(std::move(frame), lay, pkt.path.dgid);
+  ctx_.router.send(std::move(frame), lay, pkt);
   return roce::TxStatus::kSent;
 }
 

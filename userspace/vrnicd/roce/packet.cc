@@ -364,6 +364,60 @@ void seal_frame(std::span<std::byte> frame, const FrameLayout& lay) {
   }
 }
 
+Packet received_view(const Packet& sent, std::span<const std::byte> frame,
+                     const FrameLayout& layout) {
+  Packet r;
+  r.path = sent.path;
+  if (r.path.vlan != kNoVlan) {
+    r.path.vlan &= wire::kVlanIdMask;
+  }
+  size_t l4 = layout.l3;
+  if (r.path.ipv4) {
+    r.path.flow_label = 0;
+    const auto ip4 = [](const Gid& g) {
+      std::array<uint8_t, 4> a{};
+      std::copy(g.begin() + 12, g.end(), a.begin());
+      return ipv4_mapped(a);
+    };
+    r.path.sgid = ip4(sent.path.sgid);
+    r.path.dgid = ip4(sent.path.dgid);
+    l4 += sizeof(wire::Ipv4Hdr);
+  } else {
+    r.path.flow_label &= wire::kIpv6FlowLabelMask;
+    l4 += sizeof(wire::Ipv6Hdr);
+  }
+  r.bth = sent.bth;
+  r.bth.pad = static_cast<uint8_t>((4 - (layout.payload_len & 3)) & 3);
+  r.bth.dest_qp &= kQpnMask;
+  r.bth.psn &= kPsnMask;
+  const uint16_t bits = opcode_info(sent.bth.opcode).bits;
+  if ((bits & kHasDeth) != 0) {
+    r.deth = {sent.deth.qkey, sent.deth.src_qp & kQpnMask};
+  }
+  if ((bits & kHasReth) != 0) {
+    r.reth = sent.reth;
+  }
+  if ((bits & kHasAtomicEth) != 0) {
+    r.atomic = sent.atomic;
+  }
+  if ((bits & kHasAeth) != 0) {
+    r.aeth_syndrome = sent.aeth_syndrome;
+    r.aeth_msn = sent.aeth_msn & kPsnMask;
+  }
+  if ((bits & kHasAtomicAckEth) != 0) {
+    r.atomic_ack = sent.atomic_ack;
+  }
+  if ((bits & kHasImm) != 0) {
+    r.imm = sent.imm;
+  }
+  if ((bits & kHasIeth) != 0) {
+    r.ieth = sent.ieth;
+  }
+  r.payload = frame.subspan(layout.payload, layout.payload_len);
+  r.l3 = frame.subspan(layout.l3, l4 - layout.l3);
+  return r;
+}
+
 void encode_frame(const Packet& pkt, std::vector<std::byte>* out) {
   const FrameLayout lay = build_frame(pkt, pkt.payload.size(), out);
   if (!pkt.payload.empty()) {
@@ -567,7 +621,7 @@ DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBou
   return st == DecodeStatus::kOk ? parse_udp(frame, b, path) : st;
 }
 
-DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt, Icrc icrc_check) {
+DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt) {
   FrameBounds b;
   DecodeStatus st = locate_frame(frame, &pkt->path, &b);
   if (st == DecodeStatus::kOk) {
@@ -589,8 +643,7 @@ DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt, Icrc ic
   if (pkt->bth.pad > payload_and_pad || ((oi.bits & kHasPayload) == 0 && payload_and_pad != 0)) {
     return DecodeStatus::kMalformed;
   }
-  if (icrc_check == Icrc::kCheck &&
-      compute_icrc(frame, b.l3, b.bth, icrc, b.ipv4) != wire_icrc(frame, icrc)) {
+  if (compute_icrc(frame, b.l3, b.bth, icrc, b.ipv4) != wire_icrc(frame, icrc)) {
     return DecodeStatus::kBadIcrc;
   }
   parse_ext(frame, b.bth + sizeof(wire::Bth), oi.bits, pkt);

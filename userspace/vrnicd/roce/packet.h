@@ -205,6 +205,11 @@ struct FrameLayout {
 // out[layout.payload ...] (it holds whatever out held there before) and
 // then, for the wire, call seal_frame().
 FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out);
+// What decode_frame() gives for frame, which build_frame() built from sent
+// at layout (its payload written), without parsing it: for frames that
+// never leave the device (FrameRouter's internal loopback).
+Packet received_view(const Packet& sent, std::span<const std::byte> frame,
+                     const FrameLayout& layout);
 // Pad, ICRC: the frame is ready to send.
 void seal_frame(std::span<std::byte> frame, const FrameLayout& layout);
 // build + copy payload + seal, for small packets.
@@ -233,14 +238,8 @@ struct FrameBounds {
 // Fills in the addressing part of path.  kNotRoce for any other frame.
 DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBounds* bounds);
 
-// Whether decode_frame checks the ICRC: a frame from the wire always;
-// one that the device built and looped back internally never left it, and
-// was never sealed (FrameRouter).
-enum class Icrc : uint8_t { kCheck, kInternal };
-
 // Parse a frame.  On kOk, pkt's payload points into frame.
-DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt,
-                          Icrc icrc = Icrc::kCheck);
+DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt);
 
 // The CRC-32 of the ICRC (IEEE 802.3's, bit-reflected: zlib's crc32 and
 // ISA-L's crc32_gzip_refl), continued from crc over bytes; crc 0 starts.
