@@ -110,7 +110,8 @@ soak: all
 	scripts/soak $(or $(N),10) $(if $(BOOTS),--boots $(BOOTS))
 
 bench: all
-	scripts/bench $(if $(KVER),--kernel $(KVER)) $(if $(ROOT),--root $(ROOT))
+	scripts/bench $(if $(KVER),--kernel $(KVER)) $(if $(ROOT),--root $(ROOT)) \
+		$(foreach a,$(VRNICD_ARGS),--vrnicd-arg $(a))
 
 bench-engine: userspace
 	$(USERSPACE_BUILD)/tests/bench/vrnic_engine_bench

@@ -90,6 +90,7 @@ TEST(Options, EveryOptionTakesItsArgument) {
                    "5",
                    "--doze-tick-us",
                    "40",
+                   "--doze-ring",
                    "--bar-size",
                    "2M",
                    "--log-level",
@@ -110,6 +111,7 @@ TEST(Options, EveryOptionTakesItsArgument) {
   EXPECT_FALSE(o.dev.cable_up);
   EXPECT_EQ(o.poll_us, 5U);
   EXPECT_EQ(o.doze_tick_us, 40U);
+  EXPECT_TRUE(o.doze_ring);
   EXPECT_EQ(o.bar_size, size_t{2} << 20);
 }
 

@@ -96,6 +96,23 @@ TEST_F(DeviceTest, PublishesIdentity) {
   EXPECT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 1U);
 }
 
+// The asleep flag: set before a sleep or a --doze-ring doze, cleared on
+// waking; only a sleep counts as one.
+TEST_F(DeviceTest, ADozeWithTheFlagSetIsNoSleep) {
+  bring_up();
+  dev_.engine_wake_st();
+  ASSERT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 0U);
+  const uint64_t sleeps = dev_.engine().stat(VRNIC_STAT_ENGINE_SLEEPS);
+  ASSERT_TRUE(dev_.engine_prepare_sleep_st(true));
+  EXPECT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 1U);
+  EXPECT_EQ(dev_.engine().stat(VRNIC_STAT_ENGINE_SLEEPS), sleeps);
+  dev_.engine_wake_st();
+  EXPECT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 0U);
+  ASSERT_TRUE(dev_.engine_prepare_sleep_st());
+  EXPECT_EQ(bar_->status(VRNIC_STATUS_ENGINE_ASLEEP), 1U);
+  EXPECT_EQ(dev_.engine().stat(VRNIC_STAT_ENGINE_SLEEPS), sleeps + 1);
+}
+
 TEST_F(DeviceTest, EnableAndQueryDevice) {
   bring_up();
   auto c = make_cmd(VRNIC_AQ_OP_QUERY_DEVICE);

@@ -36,6 +36,7 @@ struct PollPolicy {
   std::chrono::microseconds spin;       // poll continuously this long after work
   std::chrono::microseconds doze;       // then poll every tick until this long
   std::chrono::microseconds doze_tick;  // after work; then sleep for a doorbell
+  bool doze_ring;                       // producers ring while it dozes
 };
 
 // The dispatch loop, with three speeds.  After work the engine spins on
@@ -43,7 +44,9 @@ struct PollPolicy {
 // yielding the CPU (the guest's vCPUs need it: this machine may have as
 // few cores as busy threads); only then does it set the asleep flag and
 // sleep until a doorbell, a timer or any other event.  While it spins or
-// dozes, producers see the flag clear and write no doorbell.
+// dozes, producers see the flag clear and write no doorbell; with
+// doze_ring, the flag is set while it dozes too, and new work rings and
+// ends the tick at once.
 void run_dispatch(EventLoop& loop, Device& dev, const PollPolicy& p) {
   using Clock = std::chrono::steady_clock;
   auto last_work = Clock::now();
@@ -59,7 +62,12 @@ void run_dispatch(EventLoop& loop, Device& dev, const PollPolicy& p) {
       continue;
     }
     if (idle < p.doze) {
-      loop.run_once_for(p.doze_tick);
+      if (!p.doze_ring) {
+        loop.run_once_for(p.doze_tick);
+      } else if (dev.engine_prepare_sleep_st(true)) {
+        loop.run_once_for(p.doze_tick);
+        dev.engine_wake_st();
+      }
       continue;
     }
     if (!dev.engine_prepare_sleep_st()) {
@@ -153,7 +161,7 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
   }
   run_dispatch(loop, dev,
                {std::chrono::microseconds(o.poll_us), std::chrono::microseconds(o.doze_us),
-                std::chrono::microseconds(o.doze_tick_us)});
+                std::chrono::microseconds(o.doze_tick_us), o.doze_ring});
   LOG_INFO("exiting on %s", signo != 0 ? strsignal(signo) : "error");
   dev.shutdown_st();
   return signo != 0 ? 0 : 1;

@@ -100,7 +100,7 @@ bool u32_in(std::string_view arg, uint32_t lo, uint32_t hi, uint32_t* out) {
 }
 
 // clang-format off
-constexpr std::array<Spec, 27> kSpecs = {{
+constexpr std::array<Spec, 28> kSpecs = {{
     {"socket", 's', true, "a path",
      [](std::string_view a, Options* o) { return set_string(&o->socket_path, a); }},
     {"guest-mem", 'm', true, "a path",
@@ -158,6 +158,11 @@ constexpr std::array<Spec, 27> kSpecs = {{
      [](std::string_view a, Options* o) { return u32_in(a, 0, 10000000, &o->doze_us); }},
     {"doze-tick-us", 0, true, "1..100000",
      [](std::string_view a, Options* o) { return u32_in(a, 1, 100000, &o->doze_tick_us); }},
+    {"doze-ring", 0, false, "",
+     [](std::string_view /*a*/, Options* o) {
+       o->doze_ring = true;
+       return true;
+     }},
     {"bar-size", 0, true, "a size in bytes, or with K/M/G",
      [](std::string_view a, Options* o) {
        uint64_t v = 0;
@@ -279,6 +284,8 @@ constexpr const char* kUsage =
     "                            after the last work, before sleeping until a\n"
     "                            doorbell (default 20000)\n"
     "      --doze-tick-us US     (default 25)\n"
+    "      --doze-ring           while dozing, have producers ring the doorbell\n"
+    "                            too, so that new work ends the tick at once\n"
     "      --bar-size BYTES      BAR2 size, a power of two (default 1 MiB)\n"
     "      --control PATH        the control socket for vrnicctl (default: the\n"
     "                            socket's path with .ctl for .sock, or + .ctl)\n"

@@ -29,6 +29,9 @@ struct Options {
   uint32_t poll_us = 0;
   uint32_t doze_us = 20000;
   uint32_t doze_tick_us = 25;
+  // While dozing, ENGINE_ASLEEP is set too: producers ring, and a doorbell
+  // ends the tick at once.
+  bool doze_ring = false;
   DeviceConfig dev;
 };
 

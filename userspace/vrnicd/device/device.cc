@@ -313,7 +313,7 @@ bool Device::receive_frame_st(std::span<const std::byte> frame) {
   return true;
 }
 
-bool Device::engine_prepare_sleep_st() {
+bool Device::engine_prepare_sleep_st(bool doze) {
   bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 1);
   // Producers write their record, fence, then read the flag; we write the
   // flag, fence, then read their records.  One of us sees the other.
@@ -322,7 +322,9 @@ bool Device::engine_prepare_sleep_st() {
     bar_.set_status(VRNIC_STATUS_ENGINE_ASLEEP, 0);
     return false;
   }
-  engine_.count(VRNIC_STAT_ENGINE_SLEEPS);
+  if (!doze) {
+    engine_.count(VRNIC_STAT_ENGINE_SLEEPS);
+  }
   return true;
 }
 

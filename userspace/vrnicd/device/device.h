@@ -74,13 +74,14 @@ class Device final : public EngineHost {
   // The data engine.  engine_poll_st() does one round of work and says
   // whether there was any.  Before sleeping, engine_prepare_sleep_st() sets
   // ENGINE_ASLEEP, fences and re-checks every doorbell record: false means
-  // work arrived and the caller must not sleep.  engine_wake_st() clears
-  // the flag.
+  // work arrived and the caller must not sleep.  A doze with the flag set
+  // (--doze-ring) prepares the same way but is not counted as a sleep.
+  // engine_wake_st() clears the flag.
   bool engine_poll_st();
   // A frame from the wire; false if it is not RoCEv2 for the device.  Only
   // a READY device takes frames: otherwise RoCEv2 frames are dropped.
   bool receive_frame_st(std::span<const std::byte> frame);
-  bool engine_prepare_sleep_st();
+  bool engine_prepare_sleep_st(bool doze = false);
   void engine_wake_st();
   void on_engine_doorbell_st(uint64_t count);
   [[nodiscard]] uint64_t engine_next_deadline_us() const { return engine_.next_deadline_us(); }
