@@ -58,6 +58,8 @@ qperf_case() {
 qperf_hung() {
 	if stuck_in_exit <(printf '%s\n' "$2"); then
 		ktap_skip "$1" "qperf deadlocked in its own exit(): its signal handler called exit() while the process was already exiting (the report: $(grep -c '^## pid' <<<"$2") processes, $(grep -cE '__run_exit_handlers|<signal handler called>' <<<"$2") exit and signal frames)"
+		# The evidence, for whoever reads the log.
+		ktap_diag "$2"
 		return
 	fi
 	ktap_not_ok "$1: hung" "$2"
