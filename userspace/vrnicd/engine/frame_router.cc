@@ -79,7 +79,7 @@ bool FrameRouter::receive(std::span<const std::byte> frame) {
   if (st == roce::DecodeStatus::kNotRoce) {
     return false;
   }
-  deliver(frame, st, pkt, true);
+  deliver(frame, st, pkt);
   return true;
 }
 
@@ -88,8 +88,7 @@ bool FrameRouter::poll_loopback(int budget) {
   for (int i = 0; i < budget && !loopback_.empty(); ++i) {
     Looped l = std::move(loopback_.front());
     loopback_.pop_front();
-    deliver(l.frame, roce::DecodeStatus::kOk, roce::received_view(l.sent, l.frame, l.layout),
-            false);
+    deliver(l.frame, roce::DecodeStatus::kOk, roce::received_view(l.sent, l.frame, l.layout));
     recycle(std::move(l.frame));
     progress = true;
   }
@@ -97,7 +96,7 @@ bool FrameRouter::poll_loopback(int budget) {
 }
 
 void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus st,
-                          const roce::Packet& pkt, bool from_wire) {
+                          const roce::Packet& pkt) {
   if (st != roce::DecodeStatus::kOk) {
     counters_.add(st == roce::DecodeStatus::kBadIcrc ? VRNIC_STAT_ICRC_ERRORS
                                                      : VRNIC_STAT_RX_DROPPED);
@@ -109,7 +108,9 @@ void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus s
     deliver_multicast(pkt, frame.size());
     return;
   }
-  Qp* qp = !from_wire || is_local(pkt.path.dgid) ? objects_.find_qp(pkt.bth.dest_qp) : nullptr;
+  // A looped-back frame's GID is looked up again, as the receiver sees it:
+  // an IPv4 frame carries only the last 4 bytes of the GID it was sent to.
+  Qp* qp = is_local(pkt.path.dgid) ? objects_.find_qp(pkt.bth.dest_qp) : nullptr;
   if (qp == nullptr) {
     counters_.add(VRNIC_STAT_RX_DROPPED);
     return;

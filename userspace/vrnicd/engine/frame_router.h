@@ -67,10 +67,7 @@ class FrameRouter {
   };
 
   [[nodiscard]] bool is_local(const roce::Gid& gid) const;
-  // from_wire: the destination GID is still to be checked against the
-  // port's (a looped-back frame's was, when it was sent).
-  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt,
-               bool from_wire);
+  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt);
   void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
 
   const ObjectTable& objects_;
