@@ -58,6 +58,21 @@ where_stuck "$pid" >"$dir/live" 2>&1
 check "where_stuck lists the timeout, bash, sleep and cat of a live tree" $?
 ! stuck_in_exit "$dir/live"
 check "a process asleep in nanosleep is not the deadlock" $?
+# wait_bounded: a child's own status in time; past the limit, where it
+# and its peer wait, the child killed, and 124.
+(exit 5) &
+wait_bounded 5 $!
+check "wait_bounded passes a child's exit status through" $(($? == 5 ? 0 : 1))
+sleep 30 &
+peer=$!
+bash -c 'sleep 31' &
+slow=$!
+out=$(wait_bounded 1 "$slow" "$peer")
+rc=$?
+[[ $rc == 124 ]] && grep -q "^# pid $slow still running after 1 s" <<<"$out" &&
+	grep -q "^## pid $peer: sleep 30" <<<"$out" && ! kill -0 "$slow" 2>/dev/null
+check "wait_bounded reports a child past its limit and its peer, and kills the child" $?
+kill "$peer"
 # pair_where: a client asks, the server's side answers with its tree.
 export PAIR_TAG=$dir/case.1.0
 sleep 30 &

@@ -233,6 +233,33 @@ where_stuck() {
 	done
 }
 
+# wait_bounded SECONDS PID [PEER...]: PID's exit status (PID a child of
+# this shell), waiting at most SECONDS.  Past that: where PID and each
+# PEER wait (where_stuck), PID and its descendants killed, and 124.  For
+# a test that must say where a step hung, which timeout(1) cannot.
+wait_bounded() {
+	local limit=$1 pid=$2 i p
+	shift 2
+	for ((i = 0; i < limit * 10; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			return
+		fi
+		nap 0.1
+	done
+	echo "# pid $pid still running after ${limit} s; it waits here:"
+	where_stuck "$pid"
+	for p; do
+		kill -0 "$p" 2>/dev/null || continue
+		echo "# and beside it:"
+		where_stuck "$p"
+	done
+	# shellcheck disable=SC2046 # one pid a word
+	kill -9 $(proc_tree "$pid") 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 124
+}
+
 # stuck_in_exit FILE: whether where_stuck's report (FILE) has a thread
 # that called exit() from a signal handler while it was already in exit():
 # glibc's exit lock is then held by the thread itself, which waits for it

@@ -540,6 +540,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE GID_INDEX SECONDS\n", argv[0]);
 		return 2;
 	}
+	/* Line by line: a hang's report shows how far the attack came. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	seconds = atoi(argv[3]);
 	E.gid_index = atoi(argv[2]);
 	E.rng = 0x5eed ^ (uint64_t)now_ms();
@@ -557,7 +559,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("hostile: running as uid %u for about %d s\n", getuid(), seconds);
-	fflush(stdout);
 	pthread_create(&async, NULL, async_thread, NULL);
 
 	o = default_opts();

@@ -66,32 +66,24 @@ qperf_hung() {
 }
 
 # qperf_client_one TEST SERVER_IP [SERVER_PID]: one client run.  A client
-# still running after 60 s is killed (status 124), after a "# qperf hung"
-# line and where it waited, and where its server waited: SERVER_PID's tree
-# in this guest, or else pair_run's server (pair_where).
+# still running after 60 s is killed (status 124), after where it waited
+# (wait_bounded) and a "# qperf hung" line, and where its server waited:
+# SERVER_PID's tree in this guest, or else pair_run's server (pair_where).
 qperf_client_one() {
-	local pid i
+	local pid rc
 	# shellcheck disable=SC2046,SC2091 # the command line, split into words
 	$(qperf_client_cmd "$1" "$2") 2>&1 &
 	pid=$!
-	for ((i = 0; i < 600; i++)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid"
-			return
-		fi
-		nap 0.1
-	done
-	echo "# qperf hung: the client, still running after 60 s, waits here:"
-	where_stuck "$pid"
-	echo "# and its server:"
-	if [[ -n ${3:-} ]]; then
-		where_stuck "$3"
-	elif [[ -n ${PAIR_TAG:-} ]]; then
+	# (SIGKILL, as wait_bounded sends: qperf's handler for the others
+	# calls exit().)
+	wait_bounded 60 "$pid" ${3:+"$3"}
+	rc=$?
+	((rc == 124)) || return "$rc"
+	echo "# qperf hung: the client, above, was still running after 60 s"
+	if [[ -z ${3:-} && -n ${PAIR_TAG:-} ]]; then
+		echo "# and its server:"
 		pair_where "qperf-$1"
 	fi
-	# SIGKILL: qperf's handler for the others calls exit().
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid"
 	return 124
 }
 
