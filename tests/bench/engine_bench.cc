@@ -4,20 +4,23 @@
 // host tests' rig (datapath.h) stands in for the guest: its fake guest RAM
 // holds the rings, the work requests are written with libvrnic's encoder
 // and the completions read with its decoder, and the engine is polled by
-// hand, with no VM, no QEMU and no wire in between.  Two RC QPs talk
-// through the device's own GID (internal loopback), so every message is
-// segmented into RoCEv2 frames, ICRC'd, parsed and checked as it would be
-// on a wire.
+// hand, with no VM and no QEMU.  Two RC QPs talk through the device's own
+// GID (internal loopback: frames built and delivered inside the device,
+// unsealed), or through two devices whose ports are cabled ("cable" rows:
+// every frame sealed with its ICRC, copied onto the cable, and parsed and
+// checked at the other end, as between two vrnicds without the socket).
 //
-// The rows: work requests per second (items_per_second) for 64 B RDMA
-// WRITE, 8 B SEND and 8 B fetch-and-add, and bytes per second for 64 KiB
-// RDMA WRITE and READ, each at path MTU 1024 and 4096.  Each iteration
+// The rows, for each of the two: work requests per second
+// (items_per_second) for 64 B RDMA WRITE, 8 B SEND and 8 B fetch-and-add,
+// and bytes per second for 64 KiB RDMA WRITE and READ, each at path MTU
+// 1024 and 4096.  Each iteration
 // posts a batch of signaled work requests and polls the engine until
 // their completions (and, for SEND, the receives') are in.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -35,82 +38,107 @@ constexpr uint32_t kMaxMsg = uint32_t{64} << 10;
 // CQ of 1024 hold a batch and its completions.
 constexpr uint32_t kBatch = 32;
 
-// A connected RC pair, a sending to b, with a registered buffer each.
-class Loopback {
+// A connected RC pair, a sending to b, each with a CQ and a registered
+// buffer: on one device (internal loopback), or on two devices whose
+// ports are cabled (every frame sealed, copied onto the cable and parsed
+// and checked at the other end, as between two vrnicds).
+class Rig {
  public:
-  explicit Loopback(uint32_t path_mtu) {
-    ok_ = dp_.bring_up() && dp_.create_pd(&pd_) == VRNIC_AQ_STATUS_OK &&
-          dp_.create_cq(10, &cq_) == VRNIC_AQ_STATUS_OK && make_qp(&a_) && make_qp(&b_) &&
-          (buf_a_ = dp_.alloc(kMaxMsg)) != 0 && (buf_b_ = dp_.alloc(kMaxMsg)) != 0 &&
-          dp_.reg_mr(pd_, buf_a_, kMaxMsg, VRNIC_ACCESS_ALL, &key_a_) == VRNIC_AQ_STATUS_OK &&
-          dp_.reg_mr(pd_, buf_b_, kMaxMsg, VRNIC_ACCESS_ALL, &key_b_) == VRNIC_AQ_STATUS_OK &&
-          dp_.connect(a_, b_.qpn, VRNIC_ACCESS_ALL, path_mtu) == VRNIC_AQ_STATUS_OK &&
-          dp_.connect(b_, a_.qpn, VRNIC_ACCESS_ALL, path_mtu) == VRNIC_AQ_STATUS_OK;
+  Rig(uint32_t path_mtu, bool cabled) {
+    a_.dp = std::make_unique<DataPath>();  // 32 MiB of guest RAM: on the heap
+    DataPath* dpb = a_.dp.get();
+    if (cabled) {
+      b_.dp = std::make_unique<DataPath>();
+      b_.dp->set_host(2);
+      dpb = b_.dp.get();
+    }
+    ok_ = a_.dp->bring_up() && (!cabled || dpb->bring_up()) && a_.make(*a_.dp) && b_.make(*dpb) &&
+          a_.connect(*a_.dp, b_, *dpb, path_mtu) && b_.connect(*dpb, a_, *a_.dp, path_mtu);
+    b_.on = dpb;
+    a_.on = a_.dp.get();
+    if (ok_ && cabled) {
+      cable_.emplace(*a_.dp, *b_.dp);
+    }
   }
 
   [[nodiscard]] bool ok() const { return ok_; }
 
   // n work requests of opcode and len bytes from a, each signaled, with a
-  // receive posted on b for each SEND; runs the engine until every
-  // completion is in.  False if one failed.
+  // receive posted on b for each SEND; runs the engine (and the cable)
+  // until every completion is in.  False if one failed.
   bool round(uint32_t opcode, uint32_t len, uint32_t n) {
-    const vrnic_sge local{buf_a_, len, key_a_};
-    const vrnic_sge remote{buf_b_, len, key_b_};
+    const vrnic_sge local{a_.buf, len, a_.key};
+    const vrnic_sge remote{b_.buf, len, b_.key};
     uint32_t want = n;
     if (opcode == VRNIC_WQE_SEND) {
       for (uint32_t i = 0; i < n; ++i) {
-        dp_.post_recv(b_, i, std::span(&remote, 1));
+        b_.on->post_recv(b_.qp, i, std::span(&remote, 1));
       }
       want += n;
     }
     DataPath::SendWr wr;
     wr.opcode = opcode;
-    wr.remote_addr = buf_b_;
-    wr.rkey = key_b_;
+    wr.remote_addr = b_.buf;
+    wr.rkey = b_.key;
     wr.compare_add = 1;
     for (uint32_t i = 0; i < n; ++i) {
       wr.wr_id = i;
-      dp_.post_send(a_, wr, std::span(&local, 1));
+      a_.on->post_send(a_.qp, wr, std::span(&local, 1));
     }
     bool good = true;
     for (uint32_t got = 0; got < want;) {
-      dp_.run(1);
-      while (auto e = dp_.poll(cq_)) {
-        good = good && e->status == VRNIC_CQE_SUCCESS;
-        ++got;
+      if (cable_) {
+        cable_->step();
+      } else {
+        a_.on->run(1);
+      }
+      for (End* e : {&a_, &b_}) {
+        while (auto c = e->on->poll(e->cq)) {
+          good = good && c->status == VRNIC_CQE_SUCCESS;
+          ++got;
+        }
       }
     }
     return good;
   }
 
  private:
-  bool make_qp(DataPath::Qp* qp) {
-    qp->sq_log_depth = 8;
-    qp->rq_log_depth = 8;
-    return dp_.create_qp(pd_, cq_, cq_, qp) == VRNIC_AQ_STATUS_OK;
-  }
+  struct End {
+    std::unique_ptr<DataPath> dp;  // its own device, or none (a's)
+    DataPath* on = nullptr;        // the device it is on
+    uint32_t pd = 0;
+    DataPath::Cq cq;
+    DataPath::Qp qp;
+    uint64_t buf = 0;
+    uint32_t key = 0;
 
-  DataPath dp_;
+    bool make(DataPath& d) {
+      qp.sq_log_depth = 8;
+      qp.rq_log_depth = 8;
+      return d.create_pd(&pd) == VRNIC_AQ_STATUS_OK && d.create_cq(10, &cq) == VRNIC_AQ_STATUS_OK &&
+             d.create_qp(pd, cq, cq, &qp) == VRNIC_AQ_STATUS_OK && (buf = d.alloc(kMaxMsg)) != 0 &&
+             d.reg_mr(pd, buf, kMaxMsg, VRNIC_ACCESS_ALL, &key) == VRNIC_AQ_STATUS_OK;
+    }
+    bool connect(DataPath& d, const End& peer, const DataPath& peer_dp, uint32_t path_mtu) const {
+      return d.connect(qp, peer.qp.qpn, VRNIC_ACCESS_ALL, path_mtu, peer_dp.av()) ==
+             VRNIC_AQ_STATUS_OK;
+    }
+  };
+
   bool ok_ = false;
-  uint32_t pd_ = 0;
-  DataPath::Cq cq_;
-  DataPath::Qp a_;
-  DataPath::Qp b_;
-  uint64_t buf_a_ = 0;
-  uint64_t buf_b_ = 0;
-  uint32_t key_a_ = 0;
-  uint32_t key_b_ = 0;
+  End a_;
+  End b_;
+  std::optional<vrnic_test::Cable> cable_;
 };
 
-void engine_loopback(benchmark::State& state, uint32_t opcode, uint32_t len, uint32_t mtu) {
-  // The rig's guest RAM is 32 MiB: on the heap.
-  auto lb = std::make_unique<Loopback>(mtu);
-  if (!lb->ok()) {
-    state.SkipWithError("the device refused the loopback setup");
+void engine_rig(benchmark::State& state, bool cabled, uint32_t opcode, uint32_t len, uint32_t mtu) {
+  auto rig = std::make_unique<Rig>(mtu, cabled);
+  if (!rig->ok()) {
+    state.SkipWithError("the device refused the setup");
     return;
   }
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
-    if (!lb->round(opcode, len, kBatch)) {
+    if (!rig->round(opcode, len, kBatch)) {
       state.SkipWithError("a work request completed in error");
       return;
     }
@@ -139,11 +167,13 @@ constexpr Row kRows[] = {
 int main(int argc, char** argv) {
   // Each row brings a device up: no "device enabled" lines between rows.
   vrnicd::log_set_level(vrnicd::LogLevel::kWarn);
-  for (const uint32_t mtu : {kMtu1024, kMtu4096}) {
-    for (const Row& r : kRows) {
-      const std::string name =
-          std::string("loopback ") + r.name + ", MTU " + std::to_string(128U << mtu);
-      benchmark::RegisterBenchmark(name.c_str(), engine_loopback, r.opcode, r.len, mtu);
+  for (const bool cabled : {false, true}) {
+    for (const uint32_t mtu : {kMtu1024, kMtu4096}) {
+      for (const Row& r : kRows) {
+        const std::string name = std::string(cabled ? "cable " : "loopback ") + r.name + ", MTU " +
+                                 std::to_string(128U << mtu);
+        benchmark::RegisterBenchmark(name.c_str(), engine_rig, cabled, r.opcode, r.len, mtu);
+      }
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -5,12 +5,15 @@
 // libvrnic drive it: admin commands create PDs, MRs, CQs and QPs whose
 // rings live in that RAM, WQEs are written into the rings, and the engine
 // is polled by hand.  QPs talk to each other through the device's own
-// RoCEv2 GID (loopback).  No gtest here: fuzzers use it too.
+// RoCEv2 GID (loopback), or to another DataPath's QPs over a Cable.  No
+// gtest here: fuzzers use it too.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <span>
 #include <vector>
@@ -96,6 +99,13 @@ class DataPath {
     dev_.init_registers_st();
   }
 
+  // This device's GID 0 and MAC end in n, not in kGid's and kMac's last
+  // bytes: a second device on a Cable.  Before bring_up().
+  void set_host(uint8_t n) {
+    gid_[15] = n;
+    mac_[5] = n;
+  }
+
   // Enable the device, a completion EQ, the port and GID 0.
   bool bring_up() {
     if (!drv_.reset() || drv_.enable() != VRNIC_STATE_READY) {
@@ -115,8 +125,8 @@ class DataPath {
     auto gid = make_cmd(VRNIC_AQ_OP_SET_GID, VRNIC_AQ_SET_GID_F_VALID);
     gid.set_gid.port = 1;
     gid.set_gid.index = 0;
-    std::memcpy(gid.set_gid.gid, kGid.data(), kGid.size());
-    std::memcpy(gid.set_gid.mac, kMac.data(), kMac.size());
+    std::memcpy(gid.set_gid.gid, gid_.data(), gid_.size());
+    std::memcpy(gid.set_gid.mac, mac_.data(), mac_.size());
     gid.set_gid.vlan_id = 0xffff;
     return drv_.exec_status(eq) == VRNIC_AQ_STATUS_OK &&
            drv_.exec_status(port) == VRNIC_AQ_STATUS_OK &&
@@ -339,20 +349,15 @@ class DataPath {
     return a;
   }
 
-  static vrnic_av loopback_av() {
-    vrnic_av av{};
-    std::memcpy(av.dgid, kGid.data(), kGid.size());
-    std::memcpy(av.dmac, kMac.data(), kMac.size());
-    av.sgid_index = 0;
-    av.hop_limit = 64;
-    av.vlan_id = 0xffff;
-    return av;
-  }
+  static vrnic_av loopback_av() { return av_to(kGid, kMac); }
+  // An address vector to this device's GID 0, from another device.
+  [[nodiscard]] vrnic_av av() const { return av_to(gid_, mac_); }
 
-  // RESET -> INIT -> RTR -> RTS, talking to dest_qpn through our own GID,
-  // at path_mtu (an IB MTU encoding: 3 is 1024).
+  // RESET -> INIT -> RTR -> RTS, talking to dest_qpn through our own GID
+  // (or through the one av names), at path_mtu (an IB MTU encoding: 3 is
+  // 1024).
   int connect(const Qp& qp, uint32_t dest_qpn, uint32_t access = VRNIC_ACCESS_ALL,
-              uint32_t path_mtu = 3) {
+              uint32_t path_mtu = 3, const vrnic_av& av = loopback_av()) {
     vrnic_qp_attr a{};
     a.state = VRNIC_QPS_INIT;
     a.access = access;
@@ -367,7 +372,7 @@ class DataPath {
     a.path_mtu = path_mtu;
     a.dest_qpn = dest_qpn;
     a.rq_psn = 100;
-    a.av = loopback_av();
+    a.av = av;
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = 1;
     mask = VRNIC_QP_ATTR_STATE;
@@ -490,6 +495,16 @@ class DataPath {
   }
 
  private:
+  static vrnic_av av_to(const std::array<uint8_t, 16>& gid, const std::array<uint8_t, 6>& mac) {
+    vrnic_av av{};
+    std::memcpy(av.dgid, gid.data(), gid.size());
+    std::memcpy(av.dmac, mac.data(), mac.size());
+    av.sgid_index = 0;
+    av.hop_limit = 64;
+    av.vlan_id = 0xffff;
+    return av;
+  }
+
   uint64_t scratch() {
     if (scratch_ == 0) {
       scratch_ = alloc(kPage);
@@ -512,6 +527,81 @@ class DataPath {
   FakeDriver drv_;
   uint64_t heap_ = kHeap;
   uint64_t scratch_ = 0;
+  std::array<uint8_t, 16> gid_ = kGid;
+  std::array<uint8_t, 6> mac_ = kMac;
+};
+
+// Two devices' ports cabled back to back.  What one sends goes onto the
+// cable (a copy, as a socket or a wire makes one) and reaches the other
+// when the cable is run, between the devices' engine rounds: a device is
+// never entered from inside its own round.  Frames are sealed (ICRC) as
+// frames that leave a device are.
+class Cable {
+ public:
+  Cable(DataPath& a, DataPath& b) : a_(a), b_(b) {
+    plug(a_, &to_b_);
+    plug(b_, &to_a_);
+  }
+  ~Cable() {
+    a_.dev().engine().set_wire(nullptr);
+    b_.dev().engine().set_wire(nullptr);
+  }
+  Cable(const Cable&) = delete;
+  Cable& operator=(const Cable&) = delete;
+  Cable(Cable&&) = delete;
+  Cable& operator=(Cable&&) = delete;
+
+  // One round of each engine, then the frames each sent to the other;
+  // whether anything happened.
+  bool step() {
+    bool busy = a_.dev().engine_poll_st();
+    busy = b_.dev().engine_poll_st() || busy;
+    busy = deliver(&to_b_, b_) || busy;
+    return deliver(&to_a_, a_) || busy;
+  }
+  // Step until both are idle (or max_rounds).
+  void run(int max_rounds = 100000) {
+    int idle = 0;
+    for (int i = 0; i < max_rounds && idle < 3; ++i) {
+      idle = step() ? 0 : idle + 1;
+    }
+  }
+  // Frames carried so far, and those the receiver did not take as RoCEv2.
+  [[nodiscard]] uint64_t carried() const { return carried_; }
+  [[nodiscard]] uint64_t refused() const { return refused_; }
+
+ private:
+  using Queue = std::deque<std::vector<std::byte>>;
+
+  void plug(DataPath& from, Queue* q) {
+    from.dev().engine().set_wire([this, q](std::span<const std::byte> f) {
+      std::vector<std::byte> copy;
+      if (!spare_.empty()) {
+        copy = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      copy.assign(f.begin(), f.end());
+      q->push_back(std::move(copy));
+    });
+  }
+  bool deliver(Queue* q, DataPath& to) {
+    const bool any = !q->empty();
+    while (!q->empty()) {
+      ++carried_;
+      refused_ += to.dev().receive_frame_st(q->front()) ? 0 : 1;
+      spare_.push_back(std::move(q->front()));
+      q->pop_front();
+    }
+    return any;
+  }
+
+  DataPath& a_;
+  DataPath& b_;
+  Queue to_a_;
+  Queue to_b_;
+  std::vector<std::vector<std::byte>> spare_;
+  uint64_t carried_ = 0;
+  uint64_t refused_ = 0;
 };
 
 }  // namespace vrnic_test

@@ -13,6 +13,7 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -448,6 +449,82 @@ TEST_F(DataPathTest, FramesThatLeaveAreSealed) {
   EXPECT_TRUE(wire.empty());
   EXPECT_EQ(std::memcmp(dp_.ram(buf_b_), dp_.ram(buf_a_), 8192), 0);
   EXPECT_EQ(dp_.dev().engine().stat(VRNIC_STAT_ICRC_ERRORS), 0U);
+}
+
+// One end of a connection between two devices: a device, and on it a PD,
+// a CQ, an RC QP and a registered buffer of kBuf random bytes.
+struct CableEnd {
+  explicit CableEnd(uint8_t host, uint32_t seed) {
+    dp->set_host(host);
+    ok = dp->bring_up() && dp->create_pd(&pd) == VRNIC_AQ_STATUS_OK &&
+         dp->create_cq(8, &cq) == VRNIC_AQ_STATUS_OK &&
+         dp->create_qp(pd, cq, cq, &qp) == VRNIC_AQ_STATUS_OK && (buf = dp->alloc(kBuf)) != 0 &&
+         dp->reg_mr(pd, buf, kBuf, VRNIC_ACCESS_ALL, &key) == VRNIC_AQ_STATUS_OK;
+    std::mt19937 g(seed);
+    for (size_t i = 0; ok && i < kBuf; ++i) {
+      *dp->ram(buf + i) = std::byte(g());
+    }
+  }
+  bool connect(const CableEnd& peer) {
+    return dp->connect(qp, peer.qp.qpn, VRNIC_ACCESS_ALL, 3, peer.dp->av()) == VRNIC_AQ_STATUS_OK;
+  }
+  std::unique_ptr<DataPath> dp = std::make_unique<DataPath>();  // 32 MiB: on the heap
+  bool ok = false;
+  uint32_t pd = 0;
+  DataPath::Cq cq;
+  DataPath::Qp qp;
+  uint64_t buf = 0;
+  uint32_t key = 0;
+};
+
+// Two devices on a cable: RDMA WRITE, READ and SEND between them in frames
+// that leave each device sealed, each taken by the other as RoCEv2 with a
+// good ICRC, and every byte where it belongs.
+TEST(CableTest, TwoDevicesTalkRcOverTheWire) {
+  CableEnd a(1, 1);
+  CableEnd b(2, 2);
+  ASSERT_TRUE(a.ok && b.ok);
+  ASSERT_TRUE(a.connect(b) && b.connect(a));
+  vrnic_test::Cable cable(*a.dp, *b.dp);
+  auto done = [&](CableEnd& e, size_t n) {
+    std::vector<uint32_t> st;
+    while (auto c = e.dp->poll(e.cq)) {
+      st.push_back(c->status);
+    }
+    return st.size() == n && std::ranges::all_of(st, [](uint32_t x) { return x == 0; });
+  };
+  // WRITE 40,000 bytes into b (40 frames at MTU 1024), READ 30,000 of b's
+  // back into a, SEND 3,000 into a receive of b's.
+  auto w = sqe(VRNIC_WQE_RDMA_WRITE, 1);
+  w.remote_addr = b.buf;
+  w.rkey = b.key;
+  const vrnic_sge wsge{a.buf, 40000, a.key};
+  a.dp->post_send(a.qp, w, std::span(&wsge, 1));
+  cable.run();
+  ASSERT_TRUE(done(a, 1));
+  EXPECT_EQ(std::memcmp(b.dp->ram(b.buf), a.dp->ram(a.buf), 40000), 0);
+  auto r = sqe(VRNIC_WQE_RDMA_READ, 2);
+  r.remote_addr = b.buf + 40000;
+  r.rkey = b.key;
+  const vrnic_sge rsge{a.buf + 40000, 20000, a.key};
+  a.dp->post_send(a.qp, r, std::span(&rsge, 1));
+  cable.run();
+  ASSERT_TRUE(done(a, 1));
+  EXPECT_EQ(std::memcmp(a.dp->ram(a.buf + 40000), b.dp->ram(b.buf + 40000), 20000), 0);
+  const vrnic_sge recv{b.buf, 4096, b.key};
+  b.dp->post_recv(b.qp, 9, std::span(&recv, 1));
+  const vrnic_sge ssge{a.buf + 100, 3000, a.key};
+  a.dp->post_send(a.qp, sqe(VRNIC_WQE_SEND, 3), std::span(&ssge, 1));
+  cable.run();
+  ASSERT_TRUE(done(a, 1));
+  ASSERT_TRUE(done(b, 1));
+  EXPECT_EQ(std::memcmp(b.dp->ram(b.buf), a.dp->ram(a.buf + 100), 3000), 0);
+  // 40 + 3 data frames and their ACKs, 20 READ responses and the request.
+  EXPECT_GE(cable.carried(), 40U + 3 + 20 + 1 + 2);
+  EXPECT_EQ(cable.refused(), 0U);
+  for (const CableEnd* e : {&a, &b}) {
+    EXPECT_EQ(e->dp->dev().engine().stat(VRNIC_STAT_ICRC_ERRORS), 0U);
+  }
 }
 
 TEST_F(DataPathTest, MulticastAttachRules) {
