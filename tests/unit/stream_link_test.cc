@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
 // QEMU stream framing (32-bit big-endian length + frame), as used between
-// the guest's virtio-net and vrnicd's Ethernet port.
+// the guest's virtio-net and vrnicd's Ethernet port; the stream and UDP
+// links' held frames (one system call for an engine round's frames).
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 
 #include "base/event_loop.h"
 #include "base/fd.h"
+#include "wire/datagram_link.h"
 #include "wire/stream_link.h"
 
 namespace {
@@ -194,4 +197,106 @@ TEST(StreamLink, SlowReaderHoldsBoundedMemory) {
   EXPECT_TRUE(in_order);
   ::unlink(path.c_str());
   ::rmdir(dir);
+}
+
+// Held frames wait for release(), then leave in order, all of them.
+TEST(StreamLink, HeldFramesLeaveTogetherAtRelease) {
+  char dir[] = "/tmp/vrnic-stream-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/link";
+  vrnicd::EventLoop loop;
+  vrnicd::StreamLink link(loop, "test", [](std::span<const std::byte>) {});
+  std::string err;
+  ASSERT_TRUE(link.listen(path, &err)) << err;
+  vrnicd::UniqueFd peer = connect_peer(path);
+  ASSERT_TRUE(peer.valid());
+  for (int i = 0; i < 100 && !link.connected(); ++i) {
+    loop.run_once(10);
+  }
+  ASSERT_TRUE(link.connected());
+  link.hold();
+  std::vector<std::byte> frame(100);
+  for (uint8_t seq = 1; seq <= 10; ++seq) {
+    std::fill(frame.begin(), frame.end(), std::byte{seq});
+    ASSERT_TRUE(link.send(frame));
+  }
+  std::vector<std::byte> got(4096);
+  EXPECT_LT(::recv(peer.get(), got.data(), got.size(), MSG_DONTWAIT), 0) << "sent while held";
+  EXPECT_EQ(link.queued_bytes(), 10U * 104);
+  link.release();
+  EXPECT_EQ(link.queued_bytes(), 0U);
+  const ssize_t n = ::recv(peer.get(), got.data(), got.size(), MSG_DONTWAIT);
+  ASSERT_EQ(n, 10 * 104);
+  std::vector<uint8_t> seqs;
+  const auto used = vrnicd::parse_stream_frames(
+      std::span(got.data(), static_cast<size_t>(n)),
+      [&](std::span<const std::byte> f) { seqs.push_back(static_cast<uint8_t>(f[0])); });
+  EXPECT_EQ(used, static_cast<size_t>(n));
+  EXPECT_EQ(seqs, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(link.tx_frames, 10U);
+  // Released: the next frame goes at once.
+  ASSERT_TRUE(link.send(frame));
+  EXPECT_EQ(::recv(peer.get(), got.data(), got.size(), MSG_DONTWAIT), 104);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+}
+
+namespace {
+
+// A UDP socket on 127.0.0.1 at a port of the kernel's choice; its port.
+vrnicd::UniqueFd udp_socket(uint16_t* port) {
+  vrnicd::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+    return {};
+  }
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+// Over UDP, held frames leave at release() (or when a batch is full), one
+// datagram each, in order.
+TEST(DatagramLink, HeldFramesLeaveTogetherAtRelease) {
+  uint16_t peer_port = 0;
+  uint16_t free_port = 0;
+  vrnicd::UniqueFd peer = udp_socket(&peer_port);
+  ASSERT_TRUE(peer.valid());
+  udp_socket(&free_port);  // closed again: a port for the link
+  vrnicd::EventLoop loop;
+  vrnicd::DatagramLink link(loop, [](std::span<const std::byte>) {});
+  std::string err;
+  ASSERT_TRUE(link.open_udp("127.0.0.1:" + std::to_string(free_port),
+                            "127.0.0.1:" + std::to_string(peer_port), &err))
+      << err;
+  constexpr size_t kFrames = vrnicd::DatagramLink::kMaxBatch + 36;
+  link.hold();
+  std::vector<std::byte> frame(60);
+  for (size_t seq = 0; seq < kFrames; ++seq) {
+    std::fill(frame.begin(), frame.end(), std::byte(seq));
+    ASSERT_TRUE(link.send(frame));
+  }
+  std::vector<uint8_t> seqs;
+  std::vector<std::byte> got(2048);
+  const auto drain = [&] {
+    for (ssize_t n = 0; (n = ::recv(peer.get(), got.data(), got.size(), MSG_DONTWAIT)) > 0;) {
+      EXPECT_EQ(n, 60);
+      seqs.push_back(static_cast<uint8_t>(got[0]));
+    }
+  };
+  drain();
+  EXPECT_EQ(seqs.size(), vrnicd::DatagramLink::kMaxBatch) << "a full batch leaves at once";
+  link.release();
+  drain();
+  ASSERT_EQ(seqs.size(), kFrames);
+  for (size_t i = 0; i < kFrames; ++i) {
+    EXPECT_EQ(seqs[i], static_cast<uint8_t>(i));
+  }
+  EXPECT_EQ(link.tx_frames, kFrames);
+  EXPECT_EQ(link.tx_dropped, 0U);
 }

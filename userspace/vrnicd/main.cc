@@ -46,14 +46,20 @@ struct PollPolicy {
 // sleep until a doorbell, a timer or any other event.  While it spins or
 // dozes, producers see the flag clear and write no doorbell; with
 // doze_ring, the flag is set while it dozes too, and new work rings and
-// ends the tick at once.
-void run_dispatch(EventLoop& loop, Device& dev, const PollPolicy& p) {
+// ends the tick at once.  The frames of one engine round (and of the events
+// handled right after it) leave for the wire together.
+void run_dispatch(EventLoop& loop, Device& dev, EthPort& port, const PollPolicy& p) {
   using Clock = std::chrono::steady_clock;
   auto last_work = Clock::now();
   while (!loop.stopped()) {
-    if (dev.engine_poll_st()) {
+    port.hold_wire();
+    const bool work = dev.engine_poll_st();
+    if (work) {
       last_work = Clock::now();
       loop.run_once(0);
+    }
+    port.release_wire();
+    if (work) {
       continue;
     }
     const auto idle = Clock::now() - last_work;
@@ -159,7 +165,7 @@ int serve(const Options& o, Bar2& bar, const GuestMemory& mem, EventLoop& loop,
   if (!announce(o, dev, mem, ctl)) {
     return 1;
   }
-  run_dispatch(loop, dev,
+  run_dispatch(loop, dev, board.port(),
                {std::chrono::microseconds(o.poll_us), std::chrono::microseconds(o.doze_us),
                 std::chrono::microseconds(o.doze_tick_us), o.doze_ring});
   LOG_INFO("exiting on %s", signo != 0 ? strsignal(signo) : "error");

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -189,6 +190,16 @@ bool DatagramLink::send(std::span<const std::byte> frame) {
     ++tx_dropped;
     return false;
   }
+  if (held_) {
+    if (batch_.size() == held_n_) {
+      batch_.emplace_back();
+    }
+    batch_[held_n_++].assign(frame.begin(), frame.end());
+    if (held_n_ == kMaxBatch) {
+      send_held();
+    }
+    return true;
+  }
   ssize_t n = 0;
   if (udp_) {
     // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast)
@@ -204,6 +215,41 @@ bool DatagramLink::send(std::span<const std::byte> frame) {
   }
   ++tx_frames;
   return true;
+}
+
+void DatagramLink::release() {
+  held_ = false;
+  send_held();
+}
+
+// The held frames in one sendmmsg(); those the kernel does not take now
+// are dropped and counted, as send() drops one.
+void DatagramLink::send_held() {
+  std::array<iovec, kMaxBatch> iov{};
+  std::array<mmsghdr, kMaxBatch> msgs{};
+  for (size_t i = 0; i < held_n_; ++i) {
+    iov.at(i) = {batch_[i].data(), batch_[i].size()};
+    msghdr& h = msgs.at(i).msg_hdr;
+    h.msg_iov = &iov.at(i);
+    h.msg_iovlen = 1;
+    h.msg_name = &remote_;
+    h.msg_namelen = remote_len_;
+  }
+  size_t sent = 0;
+  while (fd_ && sent < held_n_) {
+    const int n = ::sendmmsg(fd_.get(), msgs.data() + sent,
+                             static_cast<unsigned int>(held_n_ - sent), MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  tx_frames += sent;
+  tx_dropped += held_n_ - sent;
+  held_n_ = 0;
 }
 
 }  // namespace vrnicd

@@ -51,6 +51,12 @@ class DatagramLink {
   bool open_udp(const std::string& local, const std::string& remote, std::string* err);
 
   bool send(std::span<const std::byte> frame);
+  // Over UDP, hold the frames sent from now on (up to kMaxBatch at a
+  // time) and send them with one sendmmsg() at release(): the frames of
+  // one engine round leave together.  A TAP takes one frame a write.
+  void hold() noexcept { held_ = udp_; }
+  void release();
+  static constexpr size_t kMaxBatch = 64;
   [[nodiscard]] bool open() const noexcept { return fd_.valid(); }
   [[nodiscard]] const std::string& describe() const noexcept { return what_; }
 
@@ -61,6 +67,7 @@ class DatagramLink {
 
  private:
   void on_readable();
+  void send_held();
   [[nodiscard]] bool from_remote(const sockaddr_storage& from, socklen_t len) const;
 
   EventLoop& loop_;
@@ -71,6 +78,10 @@ class DatagramLink {
   socklen_t remote_len_ = 0;
   std::string what_;
   std::vector<std::byte> buf_;
+  bool held_ = false;
+  // Held frames: the first held_n_ of batch_, whose buffers are kept.
+  std::vector<std::vector<std::byte>> batch_;
+  size_t held_n_ = 0;
 };
 
 }  // namespace vrnicd

@@ -326,6 +326,27 @@ void EthPort::engine_tx(std::span<const std::byte> frame) {
   wire_send(frame);
 }
 
+void EthPort::hold_wire() noexcept {
+  if (wire_) {
+    wire_->hold();
+  } else if (dgram_) {
+    dgram_->hold();
+  }
+}
+
+void EthPort::release_wire() {
+  if (wire_) {
+    wire_->release();
+  } else if (dgram_) {
+    // Held datagrams the kernel did not take were counted as sent.
+    const uint64_t dropped = dgram_->tx_dropped;
+    dgram_->release();
+    const uint64_t late = dgram_->tx_dropped - dropped;
+    c_.wire_tx -= late;
+    c_.link_full += late;
+  }
+}
+
 void EthPort::nic_rx(std::span<const std::byte> frame) {
   ++c_.from_nic;
   wire_send(frame);

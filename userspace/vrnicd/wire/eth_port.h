@@ -126,6 +126,11 @@ class EthPort {
   bool start(const Options& o, std::string* err);
   // A frame from the engine, for the wire.
   void engine_tx(std::span<const std::byte> frame);
+  // Hold the frames for the wire from now on, and send them together at
+  // release_wire() (one system call for a unix or UDP wire): the dispatch
+  // loop holds them over one engine round.
+  void hold_wire() noexcept;
+  void release_wire();
   // Periodic work: release a held (reordered) frame, flush the capture.
   void tick();
   // What the wire is: tap:NAME, udp:LOCAL,REMOTE, unix (a stream socket)

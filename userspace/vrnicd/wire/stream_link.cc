@@ -229,7 +229,7 @@ bool StreamLink::send(std::span<const std::byte> frame) {
     return false;
   }
   uint32_t be_len = htonl(static_cast<uint32_t>(frame.size()));
-  if (out_.empty()) {
+  if (out_.empty() && !held_) {
     // The usual case: straight to the socket.
     std::array<iovec, 2> iov = {
         // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): sendmsg does not write
@@ -265,6 +265,13 @@ bool StreamLink::send(std::span<const std::byte> frame) {
   queue(frame);
   ++tx_frames;
   return true;
+}
+
+void StreamLink::release() {
+  held_ = false;
+  if (conn_ && queued_bytes() > 0) {
+    flush();
+  }
 }
 
 }  // namespace vrnicd

@@ -54,6 +54,10 @@ class StreamLink {
   // Send a frame to the peer; false (frame dropped) when not connected or
   // too much is queued already.
   bool send(std::span<const std::byte> frame);
+  // Hold the frames sent from now on, and write them all with one system
+  // call at release(): the frames of one engine round leave together.
+  void hold() noexcept { held_ = true; }
+  void release();
   [[nodiscard]] bool connected() const noexcept { return conn_.valid(); }
   // Bytes waiting for the socket, and the memory the queue holds.
   [[nodiscard]] size_t queued_bytes() const noexcept { return out_.size() - out_off_; }
@@ -85,6 +89,7 @@ class StreamLink {
   std::vector<std::byte> buf_;
   std::vector<std::byte> out_;  // bytes the socket did not take yet
   size_t out_off_ = 0;
+  bool held_ = false;
 };
 
 }  // namespace vrnicd
