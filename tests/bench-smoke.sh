@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # make bench, with few iterations: every row of the table must have a
-# figure for both devices and a ratio, every sweep its 23 sizes, and the
-# plot must be drawn.  That includes the two-guest boots (vrnic to vrnic,
-# rxe to rxe): their rows are perftest's, fio over NVMe-oF, UCX and qperf.
+# figure for both devices and a ratio, every sweep its 23 sizes, the plot
+# must be drawn and the physical limits printed.  That includes the
+# two-guest boots (vrnic to vrnic, rxe to rxe): their rows are perftest's,
+# fio over NVMe-oF, UCX and qperf.
 # --one-guest leaves those out (some three minutes less).  The figures
 # themselves are not judged: performance comes from a real 'make bench',
 # never from a test.
@@ -30,7 +31,7 @@ if [[ ${1:-} != --one-guest ]]; then
 	opts=(--quick)
 fi
 num='^[0-9]+([.][0-9]+)?$'
-ktap_plan $((${#rows[@]} + 2 + ${#sweeps[@]} + 1))
+ktap_plan $((${#rows[@]} + 2 + ${#sweeps[@]} + 2))
 out=$(scripts/bench "${opts[@]}" 2>&1)
 rc=$?
 [[ $rc == 0 ]]
@@ -59,4 +60,10 @@ ok=1
 [[ -s $build/bench/bench.svg && -s $build/bench/bench.png ]] &&
 	grep -q "<svg" "$build/bench/bench.svg" && file "$build/bench/bench.png" | grep -q "PNG image" && ok=0
 ktap_check "the plot: build/bench/bench.svg and bench.png" "$ok"
+# The physical limits: host memcpy and the engine alone, and the guest's
+# bandwidth as a share of them.
+limits=$(cat "$build/bench/limits.txt" 2>/dev/null)
+grep -Eq '^host memcpy 64 KiB +[0-9]+\.[0-9] +[0-9]+$' <<<"$limits" &&
+	grep -Eq '^ib_write_bw-64KiB, vrnic: [0-9.]+ MB/s, [0-9.]+% of the engine alone \(loopback\), [0-9.]+% of host memcpy$' <<<"$limits"
+ktap_check "the physical limits and the guest's share of them" $? "$limits"
 ktap_finish
