@@ -17,7 +17,7 @@ build=${VRNIC_BUILD:-$PWD/build}
 rows=(
 	"ib_write_bw-64KiB bw_MBps" "ib_send_lat-2B typical_usec" "ib_send_lat-2B p99_usec"
 	"ib_write_lat-2B typical_usec" "ib_write_lat-2B p99_usec" "ib_read_lat-2B typical_usec"
-	"ib_read_lat-2B p99_usec"
+	"ib_read_lat-2B p99_usec" "ibv_rc_pingpong-2B usec_per_iter" "ibv_rc_pingpong-e-2B usec_per_iter"
 )
 sweeps=(ib_write_bw-a ib_write_lat-a)
 opts=(--quick --one-guest)
