@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -299,4 +300,58 @@ TEST(DatagramLink, HeldFramesLeaveTogetherAtRelease) {
   }
   EXPECT_EQ(link.tx_frames, kFrames);
   EXPECT_EQ(link.tx_dropped, 0U);
+}
+
+// Frames arrive whole and in order however the stream is cut: a length
+// split across reads, a frame across many, the largest frame QEMU sends,
+// and many small frames in one read.
+TEST(StreamLink, FramesArriveWholeWhateverTheReadsCut) {
+  char dir[] = "/tmp/vrnic-stream-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/link";
+  vrnicd::EventLoop loop;
+  std::vector<std::vector<std::byte>> got;
+  vrnicd::StreamLink link(
+      loop, "test", [&](std::span<const std::byte> f) { got.emplace_back(f.begin(), f.end()); });
+  std::string err;
+  ASSERT_TRUE(link.listen(path, &err)) << err;
+  vrnicd::UniqueFd peer = connect_peer(path);
+  ASSERT_TRUE(peer.valid());
+  for (int i = 0; i < 100 && !link.connected(); ++i) {
+    loop.run_once(10);
+  }
+  ASSERT_TRUE(link.connected());
+  std::mt19937 rng(5);
+  std::vector<std::vector<std::byte>> sent;
+  std::vector<std::byte> stream;
+  for (int i = 0; i < 300; ++i) {
+    const size_t len = i == 100 ? vrnicd::StreamLink::kMaxFrame : 1 + rng() % 3000;
+    std::vector<std::byte> f(len);
+    for (auto& b : f) {
+      b = std::byte(rng());
+    }
+    const uint32_t be = htonl(static_cast<uint32_t>(len));
+    const auto* p = reinterpret_cast<const std::byte*>(&be);
+    stream.insert(stream.end(), p, p + 4);
+    stream.insert(stream.end(), f.begin(), f.end());
+    sent.push_back(std::move(f));
+  }
+  for (size_t off = 0; off < stream.size();) {
+    // Pieces of 1 byte to 20 KiB, each read by the link before the next.
+    const size_t piece = std::min<size_t>(stream.size() - off, 1 + rng() % 20000);
+    ASSERT_EQ(::send(peer.get(), stream.data() + off, piece, 0), static_cast<ssize_t>(piece));
+    off += piece;
+    for (int i = 0; i < 10; ++i) {
+      loop.run_once(0);
+    }
+  }
+  for (int i = 0; i < 1000 && got.size() < sent.size(); ++i) {
+    loop.run_once(1);
+  }
+  EXPECT_TRUE(link.connected());
+  EXPECT_EQ(got.size(), sent.size());
+  EXPECT_TRUE(got == sent);
+  EXPECT_EQ(link.rx_frames, sent.size());
+  ::unlink(path.c_str());
+  ::rmdir(dir);
 }

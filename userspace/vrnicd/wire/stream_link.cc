@@ -113,7 +113,7 @@ void StreamLink::on_accept() {
 
 void StreamLink::adopt(UniqueFd fd) {
   conn_ = std::move(fd);
-  buf_.clear();
+  rx_len_ = 0;
   out_.clear();
   out_off_ = 0;
   // Room for bursts: a full send ring of jumbo frames.
@@ -130,7 +130,7 @@ void StreamLink::drop_conn(const char* why) {
   LOG_INFO("%s: peer disconnected (%s)", name_.c_str(), why);
   loop_.remove(conn_.get());
   conn_.reset();
-  buf_.clear();
+  rx_len_ = 0;
   out_.clear();
   out_off_ = 0;
   if (state_) {
@@ -150,9 +150,14 @@ void StreamLink::on_events(uint32_t events) {
   }
 }
 
+// Straight into the receive buffer's free tail, frames handed on where
+// they lie: the bytes are copied once, by recv().  Only a partial frame at
+// the end moves, to the front, for the rest of it to follow.
 void StreamLink::on_readable() {
-  std::array<std::byte, 65536> chunk{};
-  const ssize_t n = ::recv(conn_.get(), chunk.data(), chunk.size(), 0);
+  if (buf_.empty()) {
+    buf_.resize(kRxBuffer);
+  }
+  const ssize_t n = ::recv(conn_.get(), buf_.data() + rx_len_, buf_.size() - rx_len_, 0);
   if (n == 0) {
     drop_conn("end of stream");
     return;
@@ -163,15 +168,16 @@ void StreamLink::on_readable() {
     }
     return;
   }
-  buf_.insert(buf_.end(), chunk.begin(), chunk.begin() + n);
+  rx_len_ += static_cast<size_t>(n);
   bool alive = true;
-  const auto consumed = parse_stream_frames(buf_, [&](std::span<const std::byte> frame) {
-    if (alive) {
-      ++rx_frames;
-      rx_(frame);
-      alive = conn_.valid();  // the handler may drop the link
-    }
-  });
+  const auto consumed =
+      parse_stream_frames(std::span(buf_.data(), rx_len_), [&](std::span<const std::byte> frame) {
+        if (alive) {
+          ++rx_frames;
+          rx_(frame);
+          alive = conn_.valid();  // the handler may drop the link
+        }
+      });
   if (!alive) {
     return;
   }
@@ -180,7 +186,11 @@ void StreamLink::on_readable() {
     drop_conn("protocol error");
     return;
   }
-  buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(*consumed));
+  // What is left is less than one frame and its length: it fits.
+  rx_len_ -= *consumed;
+  if (rx_len_ > 0 && *consumed > 0) {
+    std::memmove(buf_.data(), buf_.data() + *consumed, rx_len_);
+  }
 }
 
 // Write what is queued; watch for EPOLLOUT while anything is left.

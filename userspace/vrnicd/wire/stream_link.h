@@ -38,6 +38,9 @@ class StreamLink {
   // head is reclaimed once it is half the buffer, so a peer that reads
   // steadily but slower than the offered load holds at most this.
   static constexpr size_t kMaxHeld = 2 * kMaxQueued;
+  // The receive buffer: what one recv() may take, with room left after a
+  // partial frame (less than kMaxFrame + 4 bytes) for several more.
+  static constexpr size_t kRxBuffer = 4 * (kMaxFrame + 4);
 
   StreamLink(EventLoop& loop, std::string name, RxHandler rx, StateHandler state = nullptr);
   ~StreamLink();
@@ -86,7 +89,8 @@ class StreamLink {
   int retry_timer_ = -1;
   UniqueFd listen_;
   UniqueFd conn_;
-  std::vector<std::byte> buf_;
+  std::vector<std::byte> buf_;  // received bytes: the first rx_len_
+  size_t rx_len_ = 0;
   std::vector<std::byte> out_;  // bytes the socket did not take yet
   size_t out_off_ = 0;
   bool held_ = false;
