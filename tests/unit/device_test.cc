@@ -5,6 +5,7 @@
 // malformed input a hostile guest can produce.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 #include <set>
 #include <string>
@@ -348,6 +349,35 @@ TEST_F(DeviceTest, SetGid) {
   clr.set_gid.index = 1;
   EXPECT_EQ(drv_.exec_status(clr), VRNIC_AQ_STATUS_OK);
   EXPECT_FALSE(dev_.port().gids()[1].valid);
+}
+
+// The port's own GIDs, as every frame asks of them: a GID in two entries
+// stays the port's until both are cleared, and a reset forgets them all.
+TEST_F(DeviceTest, LocalGidsFollowTheTable) {
+  bring_up();
+  const std::array<uint8_t, 16> gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 9};
+  std::array<uint8_t, 16> other = gid;
+  other[15] = 8;
+  auto set = [&](uint32_t index, bool valid) {
+    auto g = make_cmd(VRNIC_AQ_OP_SET_GID, valid ? VRNIC_AQ_SET_GID_F_VALID : 0);
+    g.set_gid.port = 1;
+    g.set_gid.index = index;
+    std::memcpy(g.set_gid.gid, gid.data(), gid.size());
+    g.set_gid.vlan_id = 0xffff;
+    return drv_.exec_status(g);
+  };
+  EXPECT_FALSE(dev_.port().is_local(gid));
+  ASSERT_EQ(set(3, true), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(set(7, true), VRNIC_AQ_STATUS_OK);
+  EXPECT_TRUE(dev_.port().is_local(gid));
+  EXPECT_FALSE(dev_.port().is_local(other));
+  ASSERT_EQ(set(3, false), VRNIC_AQ_STATUS_OK);
+  EXPECT_TRUE(dev_.port().is_local(gid)) << "entry 7 still holds it";
+  ASSERT_EQ(set(7, false), VRNIC_AQ_STATUS_OK);
+  EXPECT_FALSE(dev_.port().is_local(gid));
+  ASSERT_EQ(set(7, true), VRNIC_AQ_STATUS_OK);
+  ASSERT_TRUE(drv_.reset());
+  EXPECT_FALSE(dev_.port().is_local(gid)) << "after a reset";
 }
 
 TEST_F(DeviceTest, EventQueueCreateNopInterruptAndArming) {

@@ -142,20 +142,21 @@ AqResult Device::cmd_set_gid(const vrnic_aq_cmd& cmd) {
       index >= port_.gids().size()) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
-  GidEntry& g = port_.gids()[index];
   if ((vrnic::le32(c.hdr.flags) & VRNIC_AQ_SET_GID_F_VALID) == 0) {
-    g = GidEntry{};
+    port_.set_gid(index, GidEntry{});
     return {};
   }
   const uint16_t vlan = vrnic::le16(c.vlan_id);
   if (vrnic::le32(c.type) != VRNIC_GID_TYPE_ROCE_V2 || (vlan != 0xffff && vlan > 4095)) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
+  GidEntry g;
   g.valid = true;
   std::memcpy(g.gid.data(), c.gid, g.gid.size());
   g.type = VRNIC_GID_TYPE_ROCE_V2;
   g.vlan_id = vlan;
   std::memcpy(g.mac.data(), c.mac, g.mac.size());
+  port_.set_gid(index, g);
   return {};
 }
 

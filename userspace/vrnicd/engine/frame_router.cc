@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "engine/frame_router.h"
 
-#include <algorithm>
 
 #include "engine/counters.h"
 #include "engine/object_table.h"
@@ -34,10 +33,7 @@ void FrameRouter::recycle(std::vector<std::byte>&& frame) {
   }
 }
 
-bool FrameRouter::is_local(const roce::Gid& gid) const {
-  return std::any_of(port_.gids().begin(), port_.gids().end(),
-                     [&](const GidEntry& g) { return g.valid && g.gid == gid; });
-}
+bool FrameRouter::is_local(const roce::Gid& gid) const { return port_.is_local(gid); }
 
 bool FrameRouter::has_room(const roce::Gid& dgid) const {
   if (loopback_.size() + 1 < kMaxLoopback) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "engine/port.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "hw_access.h"
@@ -19,7 +20,22 @@ void Port::reset() {
   for (GidEntry& g : gids_) {
     g = GidEntry{};
   }
+  local_.clear();
   update_state();
+}
+
+void Port::set_gid(uint32_t index, const GidEntry& entry) {
+  gids_.at(index) = entry;
+  local_.clear();
+  for (const GidEntry& g : gids_) {
+    if (g.valid && std::find(local_.begin(), local_.end(), g.gid) == local_.end()) {
+      local_.push_back(g.gid);
+    }
+  }
+}
+
+bool Port::is_local(const std::array<uint8_t, 16>& gid) const noexcept {
+  return std::find(local_.begin(), local_.end(), gid) != local_.end();
 }
 
 bool Port::update_state() noexcept {

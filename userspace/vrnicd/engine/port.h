@@ -46,8 +46,12 @@ class Port {
 
   void fill_attr(vrnic_port_attr& attr) const noexcept;
 
-  std::vector<GidEntry>& gids() noexcept { return gids_; }
   [[nodiscard]] const std::vector<GidEntry>& gids() const noexcept { return gids_; }
+  // Entry index of the GID table (index < gids().size()).
+  void set_gid(uint32_t index, const GidEntry& entry);
+  // Whether gid is one of the port's own: asked of every frame, so
+  // answered from the valid GIDs alone, not by a walk of the table.
+  [[nodiscard]] bool is_local(const std::array<uint8_t, 16>& gid) const noexcept;
 
   // Ethernet MTUs Linux allows (ETH_MIN_MTU .. IP_MAX_MTU).
   static constexpr uint32_t kMinMtu = 68;
@@ -66,6 +70,7 @@ class Port {
   uint8_t phys_state_ = VRNIC_PORT_PHYS_DISABLED;
   uint32_t link_changes_ = 0;
   std::vector<GidEntry> gids_;
+  std::vector<std::array<uint8_t, 16>> local_;  // the valid GIDs, once each
 };
 
 }  // namespace vrnicd
