@@ -178,6 +178,9 @@ bool Qp::read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   return ok;
 }
 
+// A WQE copy's buffer holds the largest stride the device accepts.
+static_assert((1U << VRNIC_WQE_MAX_LOG_STRIDE) <= kPageSize);
+
 bool Qp::fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   const uint32_t posted = send_producer() - index;
   if (posted == 0) {
@@ -187,9 +190,12 @@ bool Qp::fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
     fatal_ = true;  // a producer index that cannot be right
     return false;
   }
-  // A copy: the guest may write the slot while we look at it.
+  // A copy: the guest may write the slot while we look at it.  Only the
+  // stride's bytes are copied and read: the rest of the page-sized buffer
+  // is left as it is (zeroing 4 KiB a WQE was a tenth of a small WRITE).
   const size_t stride = size_t{1} << sq_.log_stride;
-  std::array<std::byte, kPageSize> raw{};
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): written before read
+  std::array<std::byte, kPageSize> raw;
   std::memcpy(raw.data(), sq_.entry(index), stride);
   vrnic::SqeFields f;
   const bool ud = type() == roce::QpType::kUd;
@@ -231,7 +237,8 @@ bool Qp::take_recv_wqe(roce::RecvWqe* wqe, bool* bad) {
   }
   const uint32_t index = ci++;
   const size_t stride = size_t{1} << ring.log_stride;
-  std::array<std::byte, kPageSize> raw{};
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as in fetch_send_wqe
+  std::array<std::byte, kPageSize> raw;
   std::memcpy(raw.data(), ring.entry(index), stride);
   vrnic::RqeFields f;
   const bool ok = vrnic::rqe_parse(std::span(raw.data(), stride), &f) == VRNIC_VERR_NONE;
