@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "engine/frame_router.h"
 
+#include <algorithm>
 
 #include "engine/counters.h"
 #include "engine/object_table.h"
@@ -16,7 +17,39 @@ constexpr size_t kMaxFramePool = 256;
 FrameRouter::FrameRouter(const ObjectTable& objects, const Port& port, Counters& counters)
     : objects_(objects), port_(port), counters_(counters) {}
 
-void FrameRouter::reset() { loopback_.clear(); }
+void FrameRouter::reset() {
+  for (; looped_ > 0; --looped_) {
+    recycle(std::move(ring_[head_]->frame));
+    head_ = (head_ + 1) % ring_.size();
+  }
+  head_ = 0;
+}
+
+FrameRouter::Looped& FrameRouter::loop_tail() {
+  if (looped_ == ring_.size()) {
+    // Full (or never used): twice the slots, the queue's order kept.
+    std::vector<std::unique_ptr<Looped>> bigger(std::max<size_t>(64, 2 * ring_.size()));
+    for (size_t i = 0; i < ring_.size(); ++i) {
+      bigger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
+    }
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
+  std::unique_ptr<Looped>& slot = ring_[(head_ + looped_) % ring_.size()];
+  if (!slot) {
+    slot = std::make_unique<Looped>();
+  }
+  return *slot;
+}
+
+void FrameRouter::loop_push(std::vector<std::byte>&& frame, const roce::Packet& pkt,
+                            const roce::FrameLayout& layout) {
+  Looped& l = loop_tail();
+  l.frame = std::move(frame);
+  l.sent = pkt;
+  l.layout = layout;
+  ++looped_;
+}
 
 std::vector<std::byte> FrameRouter::take_buffer() {
   if (pool_.empty()) {
@@ -36,7 +69,7 @@ void FrameRouter::recycle(std::vector<std::byte>&& frame) {
 bool FrameRouter::is_local(const roce::Gid& gid) const { return port_.is_local(gid); }
 
 bool FrameRouter::has_room(const roce::Gid& dgid) const {
-  if (loopback_.size() + 1 < kMaxLoopback) {
+  if (looped_ + 1 < kMaxLoopback) {
     return true;  // room even for a multicast frame's two copies
   }
   const bool loops_back =
@@ -48,7 +81,7 @@ void FrameRouter::send(std::vector<std::byte>&& frame, const roce::FrameLayout& 
                        const roce::Packet& pkt) {
   const roce::Gid& dgid = pkt.path.dgid;
   if (is_local(dgid)) {
-    loopback_.push_back({std::move(frame), pkt, layout});
+    loop_push(std::move(frame), pkt, layout);
     return;
   }
   roce::seal_frame(frame, layout);
@@ -56,7 +89,7 @@ void FrameRouter::send(std::vector<std::byte>&& frame, const roce::FrameLayout& 
     // Members on this port get a copy too.
     std::vector<std::byte> copy = take_buffer();
     copy.assign(frame.begin(), frame.end());
-    loopback_.push_back({std::move(copy), pkt, layout});
+    loop_push(std::move(copy), pkt, layout);
   }
   if (port_.state() != VRNIC_PORT_ACTIVE) {
     // The link is down: the frame is lost, as on a pulled cable.
@@ -81,11 +114,16 @@ bool FrameRouter::receive(std::span<const std::byte> frame) {
 
 bool FrameRouter::poll_loopback(int budget) {
   bool progress = false;
-  for (int i = 0; i < budget && !loopback_.empty(); ++i) {
-    Looped l = std::move(loopback_.front());
-    loopback_.pop_front();
-    deliver(l.frame, roce::DecodeStatus::kOk, roce::received_view(l.sent, l.frame, l.layout));
-    recycle(std::move(l.frame));
+  for (int i = 0; i < budget && looped_ > 0; ++i) {
+    // Delivered from its slot, which stays taken meanwhile: what the
+    // delivery sends back goes behind it, and a growing ring moves the
+    // slot's pointer, not the slot.
+    Looped* l = ring_[head_].get();
+    deliver(l->frame, roce::DecodeStatus::kOk, roce::received_view(l->sent, l->frame, l->layout));
+    recycle(std::move(l->frame));
+    l->frame = {};
+    head_ = (head_ + 1) % ring_.size();
+    --looped_;
     progress = true;
   }
   return progress;

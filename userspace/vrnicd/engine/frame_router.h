@@ -11,8 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -53,8 +53,8 @@ class FrameRouter {
   bool receive(std::span<const std::byte> frame);
   // Deliver up to budget looped-back frames; true if there were any.
   bool poll_loopback(int budget);
-  [[nodiscard]] bool has_loopback() const { return !loopback_.empty(); }
-  [[nodiscard]] size_t loopback_depth() const { return loopback_.size(); }
+  [[nodiscard]] bool has_loopback() const { return looped_ != 0; }
+  [[nodiscard]] size_t loopback_depth() const { return looped_; }
   // Frames the loopback queue holds at most.
   static constexpr size_t kMaxLoopback = 1024;
 
@@ -67,6 +67,13 @@ class FrameRouter {
   };
 
   [[nodiscard]] bool is_local(const roce::Gid& gid) const;
+  // The loopback queue: a ring of slots that keep their place in memory,
+  // so that a frame is delivered from its slot while the delivery queues
+  // more (an ACK), and nothing is allocated per frame once the slots
+  // exist.  It grows (twice the slots) only when full.
+  Looped& loop_tail();
+  void loop_push(std::vector<std::byte>&& frame, const roce::Packet& pkt,
+                 const roce::FrameLayout& layout);
   void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt);
   void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
 
@@ -74,7 +81,9 @@ class FrameRouter {
   const Port& port_;
   Counters& counters_;
   Wire wire_;
-  std::deque<Looped> loopback_;
+  std::vector<std::unique_ptr<Looped>> ring_;
+  size_t head_ = 0;    // the oldest looped frame's slot
+  size_t looped_ = 0;  // frames in the ring
   std::vector<std::vector<std::byte>> pool_;
 };
 
