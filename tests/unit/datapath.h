@@ -206,6 +206,29 @@ class DataPath {
     return exec_result(c, &cq->cqn);
   }
 
+  // RESIZE_CQ of cq to a new ring of 2^log_depth in new memory: its
+  // status; on success cq describes the new ring.
+  int resize_cq(Cq* cq, uint32_t log_depth) {
+    const auto npages = static_cast<uint32_t>(1 + (sizeof(vrnic_cqe) << log_depth) / kPage + 1);
+    const uint64_t buf = alloc(npages * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_RESIZE_CQ);
+    c.resize_cq.buf.pbl_addr = pbl(buf, npages);
+    c.resize_cq.buf.npages = npages;
+    c.resize_cq.cqn = cq->cqn;
+    c.resize_cq.log_depth = log_depth;
+    uint32_t moved = 0;
+    const int st = exec_result(c, &moved);
+    if (st == VRNIC_AQ_STATUS_OK) {
+      cq->dbrec = buf;
+      cq->ring = buf + kPage;
+      cq->log_depth = log_depth;
+      cq->ci = 0;
+      cq->pbl = c.resize_cq.buf.pbl_addr;
+      cq->npages = npages;
+    }
+    return st;
+  }
+
   int destroy_cq(uint32_t cqn) {
     auto c = make_cmd(VRNIC_AQ_OP_DESTROY_CQ);
     c.destroy_cq.cqn = cqn;

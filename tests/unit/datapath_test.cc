@@ -1638,6 +1638,32 @@ TEST_F(DataPathTest, ARunawayProducerIsReportedOnceAndTheEngineIdles) {
 // A CQ overrun is the guest's doing: its warning is rate limited, so that a
 // user who overruns CQ after CQ cannot flood vrnicd's log (issue 9,
 // defect 6; it was one LOG_WARN per CQ).
+// RESIZE_CQ to fewer entries than are still to be polled is a bad value
+// (EINVAL for the user, as on rxe and mlx5), and loses nothing: the CQ goes
+// on in its old ring.  Once they are polled, the same resize is fine.
+TEST_F(DataPathTest, ResizeBelowTheUnpolledIsRefusedAndLosesNothing) {
+  pair();
+  for (uint64_t i = 0; i < 10; ++i) {
+    auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
+    h.remote_addr = buf_b_;
+    h.rkey = key_b_;
+    const vrnic_sge local{buf_a_, 64, key_a_};
+    dp_.post_send(a_, h, std::span(&local, 1));
+  }
+  dp_.run();
+  const uint64_t ring = cq_.ring;
+  EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(cq_.ring, ring);
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 10U);
+  for (uint64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(done[i].wr_id, i);
+    EXPECT_EQ(status_of(done[i]), VRNIC_CQE_SUCCESS);
+  }
+  EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS) << "in the new ring";
+}
+
 TEST_F(DataPathTest, CqOverrunWarningsAreRateLimited) {
   char path[] = "/tmp/vrnic-log-test-XXXXXX";
   const int fd = mkstemp(path);

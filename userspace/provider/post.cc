@@ -48,13 +48,16 @@ static_assert(same_value(VRNIC_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE) &&
 constexpr unsigned int kMwAccess =
     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-// A BIND_MW WQE: the MR may be absent only to unbind (length 0).
+// A BIND_MW WQE: the MR may be absent only to unbind (length 0).  A
+// window's rights are the remote ones; the other access bits (LOCAL_WRITE,
+// MW_BIND) mean nothing for a window and are ignored, as rxe and mlx5
+// ignore them.  A zero-based window is refused, as mlx5 refuses it.
 int write_bind(const SqeWriter& w, uint32_t rkey, const ibv_mw_bind_info& b) noexcept {
-  if ((b.length != 0 && b.mr == nullptr) || (b.mw_access_flags & ~kMwAccess) != 0) {
+  if ((b.length != 0 && b.mr == nullptr) || (b.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0) {
     return EINVAL;
   }
   w.set_bind(rkey, b.addr, b.length, b.mr != nullptr ? b.mr->lkey : 0,
-             static_cast<uint32_t>(b.mw_access_flags));
+             static_cast<uint32_t>(b.mw_access_flags) & kMwAccess);
   return 0;
 }
 
@@ -300,6 +303,19 @@ void wr_set_inline_data_list(ibv_qp_ex* ibqp, size_t num_buf,
   }
 }
 
+// The IB spec: posting to a send queue that has not reached RTS is an
+// error, through either API.
+bool sq_postable(const ibv_qp* ibqp) noexcept {
+  switch (ibqp->state) {
+    case IBV_QPS_RESET:
+    case IBV_QPS_INIT:
+    case IBV_QPS_RTR:
+      return false;
+    default:
+      return true;
+  }
+}
+
 void wr_start(ibv_qp_ex* ibqp) noexcept {
   Qp* qp = from_ex(ibqp);
   pthread_spin_lock(&qp->sq_lock);
@@ -311,7 +327,7 @@ void wr_start(ibv_qp_ex* ibqp) noexcept {
 // All or nothing: with an error, none of the batch is posted.
 int wr_complete(ibv_qp_ex* ibqp) noexcept {
   Qp* qp = from_ex(ibqp);
-  const int err = qp->wr_err;
+  const int err = qp->wr_err != 0 ? qp->wr_err : sq_postable(&ibqp->qp_base) ? 0 : EINVAL;
   if (err == 0 && qp->wr_pi != qp->sq_pi) {
     publish_sq(qp, qp->wr_pi);
   }
@@ -412,15 +428,9 @@ void set_wr_ops(Qp* qp, uint64_t flags) noexcept {
 
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept {
   Qp* qp = to_vqp(ibqp);
-  // The IB spec: posting to a QP that has not reached RTS is an error.
-  switch (ibqp->state) {
-    case IBV_QPS_RESET:
-    case IBV_QPS_INIT:
-    case IBV_QPS_RTR:
-      *bad = wr;
-      return EINVAL;
-    default:
-      break;
+  if (!sq_postable(ibqp)) {
+    *bad = wr;
+    return EINVAL;
   }
   const SpinGuard lock(&qp->sq_lock);
   uint32_t pi = qp->sq_pi;

@@ -161,6 +161,7 @@ bool do_sig_all(void);
 bool do_fence(void);
 bool do_cq_events(bool solicited);
 bool do_resize_cq(void);
+bool do_resize_cq_below(void);
 bool do_cq_overrun(void);
 bool do_cq_max_cqe(void);
 bool do_destroy_qp_cleans_cq(void);
@@ -180,7 +181,7 @@ enum bad_kind {
 bool do_bad_access(enum bad_kind kind);
 bool do_rnr(bool recover);
 bool do_flush(void);
-bool do_wrong_state(void);
+bool do_wrong_state(bool ex);
 bool do_too_many_sends(void);
 bool do_too_many_recvs(void);
 bool do_too_many_sges(bool ex);

@@ -97,6 +97,48 @@ out:
 	return ok;
 }
 
+/*
+ * ibv_resize_cq to fewer entries than are still to be polled: EINVAL (as
+ * rxe and mlx5 say), and every completion still there, in order.
+ */
+bool do_resize_cq_below(void)
+{
+	struct qp_opts o = default_opts();
+	struct ibv_wc wc;
+	struct pair p;
+	bool ok = false;
+	int i, err;
+
+	o.cqe = 64;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	fill_random(p.s[0].buf, 4096);
+	for (i = 1; i <= 10; i++)
+		if (!post_write(&p, (uint64_t)i, IBV_SEND_SIGNALED, (size_t)(i - 1) * 64, 64))
+			goto out;
+	/* All ten in the CQ, unpolled: the last WRITE's data is there. */
+	if (!wait_bytes(p.s[1].buf + REMOTE_OFF + 576, p.s[0].buf + 576, 64))
+		goto out;
+	sleep_ms(50);
+	err = ibv_resize_cq(p.s[0].cq, 4);
+	if (err != EINVAL) {
+		snprintf(why, sizeof(why), "ibv_resize_cq to 4 below 10 unpolled returned %d (%s)",
+			 err, strerror(err));
+		goto out;
+	}
+	for (i = 1; i <= 10; i++)
+		if (!expect_status(&p.s[0], (uint64_t)i, IBV_WC_SUCCESS, "after the refused resize"))
+			goto out;
+	if (poll_wc(&p.s[0], &wc, 100) != 0) {
+		snprintf(why, sizeof(why), "an eleventh completion (wr_id %" PRIu64 ")", wc.wr_id);
+		goto out;
+	}
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}
+
 bool do_resize_cq(void)
 {
 	struct qp_opts o = default_opts();

@@ -172,46 +172,60 @@ out:
 	return ok;
 }
 
-bool do_wrong_state(void)
+/*
+ * Posting sends before RTS (RESET, INIT, RTR) is EINVAL, through
+ * ibv_post_send (with *bad at the WR) and through ibv_wr_complete (ex),
+ * and posts nothing: a refused WR would run once the QP reaches RTS.
+ * Receives in RESET are EINVAL too.
+ */
+bool do_wrong_state(bool ex)
 {
 	struct qp_opts o = default_opts();
 	struct pair p;
 	struct ibv_sge sg;
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
-				  .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct send w = { .op = IBV_WR_SEND, .wr_id = 1, .flags = IBV_SEND_SIGNALED, .sg = &sg,
+			  .nsge = 1 };
 	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 }, *rbad = NULL;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	const char *const state[] = { "INIT", "RTR", "RESET" };
 	bool ok = false;
-	int err;
+	int i, err;
 
 	o.stop_at_init = true;
+	o.ex = ex;
 	if (!pair_create(&p, IBV_QPT_RC, &o))
 		goto out;
 	sg = (struct ibv_sge){ (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey };
-	err = ibv_post_send(p.s[0].qp, &wr, &bad);
-	if (err != EINVAL || bad != &wr) {
-		snprintf(why, sizeof(why), "post_send in INIT returned %d", err);
-		goto out;
-	}
-	if (qp_to_rtr(p.s[0].qp, IBV_QPT_RC, p.s[1].qp->qp_num, &o)) {
-		snprintf(why, sizeof(why), "to RTR failed");
-		goto out;
-	}
-	bad = NULL;
-	err = ibv_post_send(p.s[0].qp, &wr, &bad);
-	if (err != EINVAL || bad != &wr) {
-		snprintf(why, sizeof(why), "post_send in RTR returned %d", err);
-		goto out;
-	}
-	if (ibv_modify_qp(p.s[0].qp, &a, IBV_QP_STATE)) {
-		snprintf(why, sizeof(why), "to RESET failed");
-		goto out;
+	for (i = 0; i < 3; i++) {
+		if (i == 1 && qp_to_rtr(p.s[0].qp, IBV_QPT_RC, p.s[1].qp->qp_num, &o)) {
+			snprintf(why, sizeof(why), "to RTR failed");
+			goto out;
+		}
+		if (i == 2 && ibv_modify_qp(p.s[0].qp, &a, IBV_QP_STATE)) {
+			snprintf(why, sizeof(why), "to RESET failed");
+			goto out;
+		}
+		err = post_one(&p, 0, &w);
+		if (err != EINVAL) {
+			snprintf(why, sizeof(why), "a send in %s (%s) returned %d", state[i],
+				 ex ? "ibv_wr_complete" : "ibv_post_send", err);
+			goto out;
+		}
 	}
 	err = ibv_post_recv(p.s[0].qp, &rwr, &rbad);
 	if (err != EINVAL || rbad != &rwr) {
 		snprintf(why, sizeof(why), "post_recv in RESET returned %d", err);
 		goto out;
 	}
+	/* Up to RTS: none of the refused sends may run now. */
+	if (qp_to_init(p.s[0].qp, IBV_QPT_RC, o.access[0]) ||
+	    qp_to_rtr(p.s[0].qp, IBV_QPT_RC, p.s[1].qp->qp_num, &o) ||
+	    qp_to_rts(p.s[0].qp, IBV_QPT_RC, &o)) {
+		snprintf(why, sizeof(why), "to RTS failed");
+		goto out;
+	}
+	if (!expect_no_wc(&p.s[0], "send refused before RTS"))
+		goto out;
 	ok = true;
 out:
 	pair_destroy(&p);

@@ -126,9 +126,19 @@ bool do_mw_type1(void)
 	win = p.s[1].buf + REMOTE_OFF;
 	mw = ibv_alloc_mw(E.pd, IBV_MW_TYPE_1);
 	CHECK_OUT(mw, "ibv_alloc_mw(type 1) failed");
+	/* A zero-based window is refused, as mlx5 refuses it. */
+	b.bind_info = (struct ibv_mw_bind_info){
+		.mr = p.s[1].mr, .addr = 0, .length = WIN_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED,
+	};
+	CHECK_OUT(ibv_bind_mw(p.s[1].qp, mw, &b) == EINVAL,
+		  "ibv_bind_mw of a zero-based window was not EINVAL");
+	/* LOCAL_WRITE beside the remote rights: rxe and mlx5 take it (and
+	 * ignore it), and so must vrnic. */
 	b.bind_info = (struct ibv_mw_bind_info){
 		.mr = p.s[1].mr, .addr = (uintptr_t)win, .length = WIN_LEN,
-		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.mw_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
 	};
 	before = mw->rkey;
 	CHECK_OUT(!ibv_bind_mw(p.s[1].qp, mw, &b), "ibv_bind_mw failed");
@@ -168,7 +178,9 @@ bool do_mw_type2(void)
 			goto out;
 		win = p.s[1].buf + REMOTE_OFF;
 		rkey = ibv_inc_rkey(rkey);
-		if (!bind_type2(&p, mw, rkey, (uintptr_t)win, WIN_LEN, IBV_ACCESS_REMOTE_WRITE,
+		/* The second round with LOCAL_WRITE too, as rxe and mlx5 take it. */
+		if (!bind_type2(&p, mw, rkey, (uintptr_t)win, WIN_LEN,
+				IBV_ACCESS_REMOTE_WRITE | (round ? IBV_ACCESS_LOCAL_WRITE : 0),
 				IBV_WC_SUCCESS, "IBV_WR_BIND_MW") ||
 		    !write_through(&p, 11, (uintptr_t)win, rkey, 2048, IBV_WC_SUCCESS,
 				   "WRITE through the type 2 window"))

@@ -63,6 +63,8 @@ static bool sges_post(void) { return do_too_many_sges(false); }
 static bool sges_wr(void) { return do_too_many_sges(true); }
 static bool inline_post(void) { return do_inline_too_big(false); }
 static bool inline_wr(void) { return do_inline_too_big(true); }
+static bool wrong_state_post(void) { return do_wrong_state(false); }
+static bool wrong_state_wr(void) { return do_wrong_state(true); }
 
 static const struct named_test tests[] = {
 	{ "SEND_WITH_IMM of 0 bytes, into a receive with no SGE", do_zero_length },
@@ -90,7 +92,11 @@ static const struct named_test tests[] = {
 	{ "receiver not ready, retries run out: RNR_RETRY_EXC_ERR", rnr_exceeded },
 	{ "receiver not ready, then a receive: RNR retried to success", rnr_recovers },
 	{ "to ERR: every posted WR flushes with WR_FLUSH_ERR", do_flush },
-	{ "post_send before RTS and post_recv in RESET: EINVAL", do_wrong_state },
+	{ "sends before RTS (ibv_post_send) and post_recv in RESET: EINVAL, nothing posted",
+	  wrong_state_post },
+	{ "sends before RTS (ibv_wr_complete) and post_recv in RESET: EINVAL, nothing posted",
+	  wrong_state_wr },
+	{ "ibv_resize_cq below the unpolled completions: EINVAL, none lost", do_resize_cq_below },
 	{ "more send WRs than max_send_wr: ENOMEM", do_too_many_sends },
 	{ "more receive WRs than max_recv_wr: ENOMEM at the right WR", do_too_many_recvs },
 	{ "more SGEs than allowed: EINVAL (ibv_post_send)", sges_post },
@@ -102,9 +108,10 @@ static const struct named_test tests[] = {
 	{ "ibv_destroy_qp takes the QP's unpolled completions out of a shared CQ",
 	  do_destroy_qp_cleans_cq },
 	{ "UD multicast: loopback to a member, none after detach, RC refused", do_mcast },
-	{ "memory window type 1: ibv_bind_mw, WRITE within it, refused past it", do_mw_type1 },
-	{ "memory window type 2: IBV_WR_BIND_MW; SEND_WITH_INV (IBV_WC_WITH_INV), LOCAL_INV; "
-	  "the invalidated key refused", do_mw_type2 },
+	{ "memory window type 1: ibv_bind_mw (LOCAL_WRITE beside the remote rights taken, "
+	  "zero-based EINVAL), WRITE within it, refused past it", do_mw_type1 },
+	{ "memory window type 2: IBV_WR_BIND_MW (LOCAL_WRITE taken); SEND_WITH_INV "
+	  "(IBV_WC_WITH_INV), LOCAL_INV; the invalidated key refused", do_mw_type2 },
 	{ "memory windows: bind without MW_BIND is MW_BIND_ERR; SEND_WITH_INV of another PD's "
 	  "window is REM_INV_REQ_ERR on both sides", do_mw_errors },
 };

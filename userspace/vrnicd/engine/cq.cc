@@ -43,7 +43,9 @@ uint8_t Cq::resize(const GuestMemory& mem, const ResizeCqParams& p, uint32_t* mo
   const uint32_t ci = dbrec_word(offsetof(vrnic_cq_dbrec, ci));
   const uint32_t pending = std::min(pi_ - ci, ring_.depth());
   if (pending > nr.depth()) {
-    return VRNIC_AQ_STATUS_NO_RESOURCES;
+    // A depth below what is still to be polled is a bad value, as rxe and
+    // mlx5 say (EINVAL), not a lack of resources; nothing moves.
+    return VRNIC_AQ_STATUS_BAD_PARAM;
   }
   for (uint32_t i = 0; i < pending; ++i) {
     // The entry as it is, with the owner bit of its new place.
