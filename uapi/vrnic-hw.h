@@ -337,6 +337,8 @@ struct vrnic_aq_destroy_pd {
 #define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
 #define VRNIC_ACCESS_MW_BIND		VRNIC_BIT(4)	/* MRs: windows may bind */
 #define VRNIC_ACCESS_ALL		VRNIC_GENMASK(4, 0)
+/* Windows of type 2 only: addressed from 0, not from their start. */
+#define VRNIC_ACCESS_ZERO_BASED		VRNIC_BIT(5)
 
 /*
  * REG_MR: a memory region of length bytes at I/O virtual address iova,
@@ -1009,8 +1011,9 @@ VRNIC_ASSERT_SIZE(struct vrnic_sqe_reg_mr, 64);
 
 /*
  * BIND_MW: bind the memory window that rkey's bits 31:8 name to [addr, addr
- * + length) of the MR of mr_lkey, with remote access (VRNIC_ACCESS_REMOTE_*),
- * when the device reaches the WQE in send queue order.  rkey's bits 7:0 are
+ * + length) of the MR of mr_lkey, with remote access (VRNIC_ACCESS_REMOTE_*;
+ * a type 2 window may be VRNIC_ACCESS_ZERO_BASED: remote addresses are then
+ * offsets into it), when the device reaches the WQE in send queue order.  rkey's bits 7:0 are
  * the consumer's and become the window's variant.  Length 0 unbinds (type
  * 1 only).  Carries no SGEs and no data.
  */

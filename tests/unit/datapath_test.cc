@@ -848,6 +848,44 @@ class MwTest : public DataPathTest {
   static constexpr uint32_t kRw = VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_READ;
 };
 
+// A zero-based type 2 window is addressed from 0 (IB 10.6.7.2.2): an
+// offset reaches the window's start plus it, within the window's length
+// only; a type 1 window cannot be zero-based.
+TEST_F(MwTest, ZeroBasedType2Window) {
+  pair();
+  const uint32_t kZero = VRNIC_ACCESS_ZERO_BASED;
+  const uint32_t kAll = kRw | VRNIC_ACCESS_REMOTE_ATOMIC | kZero;
+  const uint32_t t1 = alloc(VRNIC_MW_TYPE_1);
+  EXPECT_EQ(bind(b_, (t1 & ~0xffU) | 1, buf_b_, 4096, key_b_, kRw | kZero),
+            refused(VRNIC_VERR_MW_ACCESS));
+  pair();  // the refused bind ended b
+  const uint64_t lo = buf_b_ + 4096;
+  const uint32_t mw = alloc(VRNIC_MW_TYPE_2);
+  const uint32_t key = (mw & ~0xffU) | 0x33;
+  ASSERT_EQ(bind(b_, key, lo, 8192, key_b_, kAll), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, 100, key), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(lo + 100), dp_.ram(buf_a_), 512), 0);
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_READ, 8192 - 512, key), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_), dp_.ram(lo + 8192 - 512), 512), 0);
+  uint64_t word = 0;
+  std::memcpy(&word, dp_.ram(lo + 8), 8);
+  EXPECT_EQ(rdma(VRNIC_WQE_ATOMIC_FETCH_AND_ADD, 8, key), VRNIC_CQE_SUCCESS);
+  uint64_t after = 0;
+  std::memcpy(&after, dp_.ram(lo + 8), 8);
+  EXPECT_EQ(after, word + 1) << "the atomic reached the window's offset 8";
+  // An address that would be right were it not zero-based, and the end
+  // of the window overrun: outside it, nothing written (each on a window
+  // of its own, bound to a fresh pair: the error ends the QP).
+  const auto before = snapshot(buf_b_, kBuf);
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, lo + 100, key), VRNIC_CQE_REM_ACCESS_ERR);
+  pair();
+  const uint32_t mw2 = alloc(VRNIC_MW_TYPE_2);
+  const uint32_t key2 = (mw2 & ~0xffU) | 0x34;
+  ASSERT_EQ(bind(b_, key2, lo, 8192, key_b_, kAll), bound());
+  EXPECT_EQ(rdma(VRNIC_WQE_RDMA_WRITE, 8192 - 100, key2), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_TRUE(unchanged(buf_b_, before));
+}
+
 TEST_F(MwTest, Type2WindowRangeRightsQpAndInvalidation) {
   pair();
   const uint32_t mw = alloc(VRNIC_MW_TYPE_2);

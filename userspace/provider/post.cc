@@ -44,20 +44,22 @@ static_assert(same_value(VRNIC_WQE_RDMA_WRITE, IBV_WR_RDMA_WRITE) &&
 // Window rights use the libibverbs bits.
 static_assert(same_value(VRNIC_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE) &&
               same_value(VRNIC_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ) &&
-              same_value(VRNIC_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC));
+              same_value(VRNIC_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC) &&
+              same_value(VRNIC_ACCESS_ZERO_BASED, IBV_ACCESS_ZERO_BASED));
 constexpr unsigned int kMwAccess =
     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 // A BIND_MW WQE: the MR may be absent only to unbind (length 0).  A
-// window's rights are the remote ones; the other access bits (LOCAL_WRITE,
-// MW_BIND) mean nothing for a window and are ignored, as rxe and mlx5
-// ignore them.  A zero-based window is refused, as mlx5 refuses it.
+// window's rights are the remote ones, and a type 2 window may be
+// zero-based (the device refuses it for type 1, as IB says); the other
+// access bits (LOCAL_WRITE, MW_BIND) mean nothing for a window and are
+// ignored, as rxe and mlx5 ignore them.
 int write_bind(const SqeWriter& w, uint32_t rkey, const ibv_mw_bind_info& b) noexcept {
-  if ((b.length != 0 && b.mr == nullptr) || (b.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0) {
+  if (b.length != 0 && b.mr == nullptr) {
     return EINVAL;
   }
   w.set_bind(rkey, b.addr, b.length, b.mr != nullptr ? b.mr->lkey : 0,
-             static_cast<uint32_t>(b.mw_access_flags) & kMwAccess);
+             static_cast<uint32_t>(b.mw_access_flags) & (kMwAccess | IBV_ACCESS_ZERO_BASED));
   return 0;
 }
 

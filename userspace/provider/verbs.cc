@@ -146,7 +146,9 @@ int dealloc_mw(ibv_mw* mw) noexcept {
 // ibv_bind_mw() (type 1): a BIND_MW WQE with the next key; the window
 // takes it once the WQE is posted.
 int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* mw_bind) noexcept {
-  if (mw->type != IBV_MW_TYPE_1) {
+  // Only type 2 windows may be zero-based (IB 10.6.7.2.2); mlx5 says EINVAL.
+  if (mw->type != IBV_MW_TYPE_1 ||
+      (mw_bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0) {
     return EINVAL;
   }
   ibv_send_wr wr{};

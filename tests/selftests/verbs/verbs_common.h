@@ -189,6 +189,7 @@ bool do_inline_too_big(bool ex);
 bool do_wr_batch_error(void);
 bool do_mcast(void);
 bool do_mw_type1(void);
+bool do_mw_zero_based(void);
 bool do_mw_type2(void);
 bool do_mw_errors(void);
 

@@ -159,6 +159,49 @@ out:
 	return mw_done(&p, mw, ok);
 }
 
+/*
+ * A zero-based type 2 window (IBV_ACCESS_ZERO_BASED): the peer addresses
+ * it from 0, the data lands at the window's start plus that offset, and
+ * its end is its length.
+ */
+bool do_mw_zero_based(void)
+{
+	struct ibv_mw *mw = NULL;
+	struct pair p = { 0 };
+	struct ibv_sge sg;
+	struct send w = { .op = IBV_WR_RDMA_WRITE, .wr_id = 21, .flags = IBV_SEND_SIGNALED,
+			  .sg = &sg, .nsge = 1, .raddr = 1000 };
+	uint8_t *win;
+	uint32_t rkey;
+	bool ok = false;
+
+	mw = ibv_alloc_mw(E.pd, IBV_MW_TYPE_2);
+	CHECK_OUT(mw, "ibv_alloc_mw(type 2) failed");
+	if (!mw_pair(&p, ALL_ACCESS | IBV_ACCESS_MW_BIND))
+		goto out;
+	win = p.s[1].buf + REMOTE_OFF;
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (!bind_type2(&p, mw, rkey, (uintptr_t)win, WIN_LEN,
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED, IBV_WC_SUCCESS,
+			"IBV_WR_BIND_MW, zero-based"))
+		goto out;
+	sg = (struct ibv_sge){ (uintptr_t)p.s[0].buf, 2048, p.s[0].mr->lkey };
+	w.rkey = rkey;
+	fill_random(p.s[0].buf, 2048);
+	CHECK_OUT(!post_one(&p, 0, &w), "WRITE at offset 1000: post failed");
+	if (!expect_status(&p.s[0], 21, IBV_WC_SUCCESS, "WRITE at offset 1000"))
+		goto out;
+	CHECK_OUT(!memcmp(win + 1000, p.s[0].buf, 2048),
+		  "WRITE at offset 1000 did not land at the window's start + 1000");
+	/* The window ends at its length, not at the MR's end. */
+	if (!write_through(&p, 22, WIN_LEN - 100, rkey, 2048, IBV_WC_REM_ACCESS_ERR,
+			   "WRITE past the zero-based window's length"))
+		goto out;
+	ok = true;
+out:
+	return mw_done(&p, mw, ok);
+}
+
 /* Type 2: IBV_WR_BIND_MW, then SEND_WITH_INV, then LOCAL_INV. */
 bool do_mw_type2(void)
 {

@@ -112,6 +112,8 @@ static const struct named_test tests[] = {
 	  "zero-based EINVAL), WRITE within it, refused past it", do_mw_type1 },
 	{ "memory window type 2: IBV_WR_BIND_MW (LOCAL_WRITE taken); SEND_WITH_INV "
 	  "(IBV_WC_WITH_INV), LOCAL_INV; the invalidated key refused", do_mw_type2 },
+	{ "memory window type 2, zero-based: addressed from 0, ends at its length",
+	  do_mw_zero_based },
 	{ "memory windows: bind without MW_BIND is MW_BIND_ERR; SEND_WITH_INV of another PD's "
 	  "window is REM_INV_REQ_ERR on both sides", do_mw_errors },
 };

@@ -223,6 +223,7 @@ void ObjectTable::unbind(Mr* mw) {
 // IB 10.6.7.3: the window must be of the QP's PD (type 2: free), the MR
 // valid, of the PD and with MW_BIND access, the range within it, and the
 // rights ones the MR can back (remote write and atomic need local write).
+// Only a type 2 window may be zero-based (IB 10.6.7.2.2).
 uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b) {
   Mr* mw = keys_.by_key(b.rkey);
   if (mw == nullptr || mw->mw_type == 0 || mw->pdn != pdn || !same_device_key(mw->key, b.rkey)) {
@@ -242,7 +243,9 @@ uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFiel
   }
   constexpr uint32_t kRemote =
       VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
-  if ((b.access & ~kRemote) != 0 ||
+  const uint32_t allowed =
+      kRemote | (mw->mw_type == VRNIC_MW_TYPE_2 ? uint32_t{VRNIC_ACCESS_ZERO_BASED} : 0U);
+  if ((b.access & ~allowed) != 0 ||
       ((b.access & (VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)) != 0 &&
        (mr->access & VRNIC_ACCESS_LOCAL_WRITE) == 0)) {
     return VRNIC_VERR_MW_ACCESS;
@@ -258,7 +261,8 @@ uint8_t ObjectTable::bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFiel
   mw->key = b.rkey;
   mw->iova = b.addr;
   mw->length = b.length;
-  mw->access = b.access;
+  mw->access = b.access & kRemote;
+  mw->zero_based = (b.access & VRNIC_ACCESS_ZERO_BASED) != 0;
   mw->state = MrState::kValid;
   return VRNIC_VERR_NONE;
 }

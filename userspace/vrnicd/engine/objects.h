@@ -75,6 +75,7 @@ struct Mr {
   // access are the window's, and it reaches memory through MR index mw_mr;
   // a type 2 window only from QP mw_qpn.
   uint8_t mw_type = 0;
+  bool zero_based = false;  // a type 2 window addressed from 0
   uint32_t mw_mr = 0;
   uint32_t mw_qpn = 0;
   uint32_t windows = 0;  // regions: windows bound to this one

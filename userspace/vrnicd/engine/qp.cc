@@ -368,10 +368,11 @@ MemStatus Qp::scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t
   return done == src.size() ? MemStatus::kOk : MemStatus::kBounds;
 }
 
-// Remote access of length bytes at va through rkey: the key is looked up
+// Remote access of length bytes at *va through rkey: the key is looked up
 // once, and *mr is the region whose memory it reaches.  Through a window,
-// the window's rights and range (within the MR's) apply.
-MemStatus Qp::access_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need,
+// the window's rights and range (within the MR's) apply; a zero-based
+// window takes *va as an offset into it, and *va becomes the MR's address.
+MemStatus Qp::access_remote(uint32_t rkey, uint64_t* va, uint64_t length, uint32_t need,
                             const Mr** mr) const {
   const Mr* window = nullptr;
   *mr = ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
@@ -382,8 +383,15 @@ MemStatus Qp::access_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_
   if ((need & ~rights->access) != 0) {
     return MemStatus::kNoAccess;
   }
-  return rights->contains(va, length) && (*mr)->contains(va, length) ? MemStatus::kOk
-                                                                     : MemStatus::kBounds;
+  if (window != nullptr && window->zero_based) {
+    if (*va > window->length || length > window->length - *va) {
+      return MemStatus::kBounds;
+    }
+    *va += window->iova;
+    return (*mr)->contains(*va, length) ? MemStatus::kOk : MemStatus::kBounds;
+  }
+  return rights->contains(*va, length) && (*mr)->contains(*va, length) ? MemStatus::kOk
+                                                                       : MemStatus::kBounds;
 }
 
 MemStatus Qp::check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t need) {
@@ -391,7 +399,7 @@ MemStatus Qp::check_remote(uint32_t rkey, uint64_t va, uint64_t length, uint32_t
     return MemStatus::kOk;  // zero-length operations name no memory
   }
   const Mr* mr = nullptr;
-  return access_remote(rkey, va, length, need, &mr);
+  return access_remote(rkey, &va, length, need, &mr);
 }
 
 MemStatus Qp::remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte> src) {
@@ -399,7 +407,7 @@ MemStatus Qp::remote_write(uint32_t rkey, uint64_t va, std::span<const std::byte
     return MemStatus::kOk;
   }
   const Mr* mr = nullptr;
-  const MemStatus m = access_remote(rkey, va, src.size(), VRNIC_ACCESS_REMOTE_WRITE, &mr);
+  const MemStatus m = access_remote(rkey, &va, src.size(), VRNIC_ACCESS_REMOTE_WRITE, &mr);
   if (m == MemStatus::kOk) {
     mr->write(va, src);
   }
@@ -411,7 +419,7 @@ MemStatus Qp::remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) 
     return MemStatus::kOk;
   }
   const Mr* mr = nullptr;
-  const MemStatus m = access_remote(rkey, va, dst.size(), VRNIC_ACCESS_REMOTE_READ, &mr);
+  const MemStatus m = access_remote(rkey, &va, dst.size(), VRNIC_ACCESS_REMOTE_READ, &mr);
   if (m == MemStatus::kOk) {
     mr->read(va, dst);
   }
@@ -424,9 +432,12 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
     return MemStatus::kMisaligned;
   }
   const Mr* mr = nullptr;
-  const MemStatus m = access_remote(rkey, va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_ATOMIC, &mr);
+  const MemStatus m = access_remote(rkey, &va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_ATOMIC, &mr);
   if (m != MemStatus::kOk) {
     return m;
+  }
+  if ((va & 7) != 0) {
+    return MemStatus::kMisaligned;  // through a zero-based window that starts unaligned
   }
   // An aligned word never straddles a page.
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
