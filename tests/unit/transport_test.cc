@@ -986,6 +986,43 @@ TEST_F(TransportPair, PeerGoneEndsInRetryExceeded) {
   EXPECT_EQ(ea_.retransmits, 3);
 }
 
+// One lost packet, one retry: the responder's sequence NAK, told three
+// times (a wire that duplicates, or delivers it late), rewinds once and
+// uses one retry, so a QP with a single retry still gets through.  Before,
+// each copy rewound again and used a retry: RETRY_EXC_ERR.
+TEST_F(TransportPair, ARepeatedNakIsOneRetry) {
+  make(QpType::kRc, 1024, [](QpConfig& c) { c.retry_cnt = 1; });
+  fill(ea_, 0x100, 0x10000, 8192, 7);
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 8192, 0x20000));
+  a_->send_step(16);
+  auto frames = std::move(ea_.out);
+  ea_.out.clear();
+  ASSERT_EQ(frames.size(), 8U);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (i == 2) {
+      continue;  // lost
+    }
+    Packet p;
+    ASSERT_EQ(decode_frame(frames[i], &p), DecodeStatus::kOk);
+    b_->receive(p);
+  }
+  auto naks = std::move(eb_.out);
+  eb_.out.clear();
+  ASSERT_FALSE(naks.empty());
+  for (int copy = 0; copy < 3; ++copy) {
+    for (const auto& f : naks) {
+      Packet p;
+      ASSERT_EQ(decode_frame(f, &p), DecodeStatus::kOk);
+      a_->receive(p);
+    }
+  }
+  EXPECT_EQ(ea_.seq_naks_rcvd, 3);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 8192));
+}
+
 // Go-back-N keeps at most 128 packets beyond the oldest unacknowledged
 // one on the wire, and the responder's ACKs (one per 32 packets) open it.
 TEST_F(TransportPair, SendWindowBoundsPacketsInFlight) {

@@ -670,6 +670,7 @@ void QpTransport::on_response(const Packet& pkt) {
   if (progress) {
     retries_left_ = cfg_.retry_cnt;
     rnr_retries_left_ = cfg_.rnr_retry;
+    nak_retry_ = false;
     retry_deadline_ = UINT64_MAX;
     arm_retry_timer();
   }
@@ -698,6 +699,7 @@ void QpTransport::on_nak(const Packet& pkt) {
   ack_up_to(psn_add(psn, kPsnModulo - 1));
   if (acked_psn() != before) {
     retries_left_ = cfg_.retry_cnt;  // it moved: the count starts again
+    nak_retry_ = false;
   }
   SendOp* op = op_at(psn);
   if (op == nullptr) {
@@ -711,11 +713,21 @@ void QpTransport::on_nak(const Packet& pkt) {
   switch (aeth_value(pkt.aeth_syndrome)) {
     case kNakPsnSeqError:
       env_.count_seq_nak(false);
+      // One loss, one retry: while the retry a NAK started runs (until
+      // something new is acknowledged, or the timer fires), a NAK that
+      // moves nothing is the same loss told again (duplicated, or late
+      // behind a later response on the wire) and neither rewinds nor uses
+      // up a retry, as rxe's completer does.
+      if (nak_retry_) {
+        env_.count_duplicate();
+        return;
+      }
       if (retries_left_ == 0) {
         fail_op(*op, WcStatus::kRetryExcErr, VRNIC_VERR_RETRY_EXCEEDED);
         return;
       }
       --retries_left_;
+      nak_retry_ = true;
       rewind_to(psn);
       return;
     case kNakRemoteAccessError:
@@ -742,6 +754,7 @@ void QpTransport::on_rnr_nak(SendOp& op, uint32_t psn, uint8_t timer) {
   // The responder answered: this is no timeout.  The ACK timer and its
   // retry count start again once the RNR wait is over.
   retries_left_ = cfg_.retry_cnt;
+  nak_retry_ = false;
   retry_deadline_ = UINT64_MAX;
   rnr_deadline_ = env_.now_us() + rnr_timer_us(timer);
   rewind_to(psn);
@@ -836,6 +849,7 @@ bool QpTransport::timer_step() {
     }
     --retries_left_;
     read_rerequested_ = false;
+    nak_retry_ = false;
     rewind_to(psn_add(oldest.first_psn, oldest.done_pkts));
     arm_retry_timer();
     progress = true;

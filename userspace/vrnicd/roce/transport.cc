@@ -162,6 +162,7 @@ void QpTransport::set_state(QpState s) {
     uc_key_violations_ = 0;
     comm_established_ = false;
     error_completed_ = false;
+    nak_retry_ = read_rerequested_ = false;
     retry_deadline_ = rnr_deadline_ = UINT64_MAX;
     msn_ = 0;
     state_ = s;

@@ -492,6 +492,7 @@ class QpTransport {
   bool error_completed_ = false;   // the erroring WQE's completion is out
   bool read_rerequested_ = false;  // a READ gap was asked for again ...
   uint32_t rerequest_psn_ = 0;     // ... from this PSN
+  bool nak_retry_ = false;         // a sequence NAK's retry runs (until progress)
 
   // Responder
   uint32_t epsn_ = 0;
