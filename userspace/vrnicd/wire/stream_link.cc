@@ -119,6 +119,7 @@ void StreamLink::adopt(UniqueFd fd) {
   // Room for bursts: a full send ring of jumbo frames.
   const int sndbuf = 4 << 20;
   ::setsockopt(conn_.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+  out_watched_ = false;
   loop_.add(conn_.get(), EPOLLIN | EPOLLRDHUP, [this](uint32_t ev) { on_events(ev); });
   LOG_INFO("%s: peer connected", name_.c_str());
   if (state_) {
@@ -210,7 +211,7 @@ void StreamLink::flush() {
   if (out_off_ == out_.size()) {
     out_.clear();
     out_off_ = 0;
-    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP);
+    watch_out(false);
     return;
   }
   // A reader that never quite catches up never empties the queue: reclaim
@@ -220,7 +221,16 @@ void StreamLink::flush() {
     out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(out_off_));
     out_off_ = 0;
   }
-  loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+  watch_out(true);
+}
+
+// Watch for room in the socket, or stop: an epoll_ctl only when that
+// changes, not once per released batch.
+void StreamLink::watch_out(bool on) {
+  if (on != out_watched_) {
+    out_watched_ = on;
+    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0U));
+  }
 }
 
 // Append to the queue, whose memory is reserved once, at its bound, the
@@ -268,7 +278,7 @@ bool StreamLink::send(std::span<const std::byte> frame) {
     }
     queue(frame.subspan(sent > 4 ? sent - 4 : 0));
     out_off_ = 0;
-    loop_.modify(conn_.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+    watch_out(true);
     return true;
   }
   queue(std::as_bytes(std::span(&be_len, 1)));

@@ -78,6 +78,7 @@ class StreamLink {
   void on_readable();
   void flush();
   void queue(std::span<const std::byte> bytes);
+  void watch_out(bool on);
   void drop_conn(const char* why);
 
   EventLoop& loop_;
@@ -94,6 +95,7 @@ class StreamLink {
   std::vector<std::byte> out_;  // bytes the socket did not take yet
   size_t out_off_ = 0;
   bool held_ = false;
+  bool out_watched_ = false;  // EPOLLOUT is in conn_'s epoll events
 };
 
 }  // namespace vrnicd
