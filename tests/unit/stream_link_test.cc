@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -117,25 +118,52 @@ vrnicd::UniqueFd connect_peer(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// A listening StreamLink in a directory of its own, and a peer connected
+// to it (connect_peer); ok once the link has taken the connection.
+struct Connected {
+  explicit Connected(vrnicd::StreamLink::RxHandler rx) : link(loop, "test", std::move(rx)) {
+    ok = ::mkdtemp(dir.data()) != nullptr && link.listen(path(), &err);
+    if (ok) {
+      peer = connect_peer(path());
+    }
+    for (int i = 0; ok && peer.valid() && i < 100 && !link.connected(); ++i) {
+      loop.run_once(10);
+    }
+    ok = ok && link.connected();
+  }
+  ~Connected() {
+    ::unlink(path().c_str());
+    ::rmdir(dir.data());
+  }
+  Connected(const Connected&) = delete;
+  Connected& operator=(const Connected&) = delete;
+  Connected(Connected&&) = delete;
+  Connected& operator=(Connected&&) = delete;
+  [[nodiscard]] std::string path() const { return std::string(dir.data()) + "/link"; }
+
+  std::array<char, 25> dir{"/tmp/vrnic-stream-XXXXXX"};
+  std::string err;
+  bool ok = false;
+  vrnicd::EventLoop loop;
+  vrnicd::StreamLink link;
+  vrnicd::UniqueFd peer;
+};
+
+}  // namespace
+
 // A peer that reads steadily but slower than the offered load (issue 24,
 // defect 4): the link's memory stays bounded, frames beyond the bound are
 // dropped and counted, and what the peer reads is still a whole stream of
 // whole frames, in order.  Before, the queue freed nothing until it
 // drained to empty, and grew for as long as the load went on.
 TEST(StreamLink, SlowReaderHoldsBoundedMemory) {
-  char dir[] = "/tmp/vrnic-stream-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/link";
-  vrnicd::EventLoop loop;
-  vrnicd::StreamLink link(loop, "test", [](std::span<const std::byte>) {});
-  std::string err;
-  ASSERT_TRUE(link.listen(path, &err)) << err;
-  vrnicd::UniqueFd peer = connect_peer(path);
-  ASSERT_TRUE(peer.valid());
-  for (int i = 0; i < 100 && !link.connected(); ++i) {
-    loop.run_once(10);
-  }
-  ASSERT_TRUE(link.connected());
+  Connected c([](std::span<const std::byte>) {});
+  ASSERT_TRUE(c.ok) << c.err;
+  vrnicd::EventLoop& loop = c.loop;
+  vrnicd::StreamLink& link = c.link;
+  const vrnicd::UniqueFd& peer = c.peer;
 
   constexpr size_t kFrame = 16384;
   constexpr uint32_t kFrames = 4096;  // 64 MiB offered, half of it read
@@ -196,25 +224,14 @@ TEST(StreamLink, SlowReaderHoldsBoundedMemory) {
   EXPECT_TRUE(got.empty());
   EXPECT_EQ(frames_read, link.tx_frames);
   EXPECT_TRUE(in_order);
-  ::unlink(path.c_str());
-  ::rmdir(dir);
 }
 
 // Held frames wait for release(), then leave in order, all of them.
 TEST(StreamLink, HeldFramesLeaveTogetherAtRelease) {
-  char dir[] = "/tmp/vrnic-stream-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/link";
-  vrnicd::EventLoop loop;
-  vrnicd::StreamLink link(loop, "test", [](std::span<const std::byte>) {});
-  std::string err;
-  ASSERT_TRUE(link.listen(path, &err)) << err;
-  vrnicd::UniqueFd peer = connect_peer(path);
-  ASSERT_TRUE(peer.valid());
-  for (int i = 0; i < 100 && !link.connected(); ++i) {
-    loop.run_once(10);
-  }
-  ASSERT_TRUE(link.connected());
+  Connected c([](std::span<const std::byte>) {});
+  ASSERT_TRUE(c.ok) << c.err;
+  vrnicd::StreamLink& link = c.link;
+  const vrnicd::UniqueFd& peer = c.peer;
   link.hold();
   std::vector<std::byte> frame(100);
   for (uint8_t seq = 1; seq <= 10; ++seq) {
@@ -238,8 +255,6 @@ TEST(StreamLink, HeldFramesLeaveTogetherAtRelease) {
   // Released: the next frame goes at once.
   ASSERT_TRUE(link.send(frame));
   EXPECT_EQ(::recv(peer.get(), got.data(), got.size(), MSG_DONTWAIT), 104);
-  ::unlink(path.c_str());
-  ::rmdir(dir);
 }
 
 namespace {
@@ -306,21 +321,12 @@ TEST(DatagramLink, HeldFramesLeaveTogetherAtRelease) {
 // split across reads, a frame across many, the largest frame QEMU sends,
 // and many small frames in one read.
 TEST(StreamLink, FramesArriveWholeWhateverTheReadsCut) {
-  char dir[] = "/tmp/vrnic-stream-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/link";
-  vrnicd::EventLoop loop;
   std::vector<std::vector<std::byte>> got;
-  vrnicd::StreamLink link(
-      loop, "test", [&](std::span<const std::byte> f) { got.emplace_back(f.begin(), f.end()); });
-  std::string err;
-  ASSERT_TRUE(link.listen(path, &err)) << err;
-  vrnicd::UniqueFd peer = connect_peer(path);
-  ASSERT_TRUE(peer.valid());
-  for (int i = 0; i < 100 && !link.connected(); ++i) {
-    loop.run_once(10);
-  }
-  ASSERT_TRUE(link.connected());
+  Connected c([&](std::span<const std::byte> f) { got.emplace_back(f.begin(), f.end()); });
+  ASSERT_TRUE(c.ok) << c.err;
+  vrnicd::EventLoop& loop = c.loop;
+  vrnicd::StreamLink& link = c.link;
+  const vrnicd::UniqueFd& peer = c.peer;
   std::mt19937 rng(5);
   std::vector<std::vector<std::byte>> sent;
   std::vector<std::byte> stream;
@@ -352,6 +358,4 @@ TEST(StreamLink, FramesArriveWholeWhateverTheReadsCut) {
   EXPECT_EQ(got.size(), sent.size());
   EXPECT_TRUE(got == sent);
   EXPECT_EQ(link.rx_frames, sent.size());
-  ::unlink(path.c_str());
-  ::rmdir(dir);
 }
