@@ -69,8 +69,13 @@ bash -c 'sleep 31' &
 slow=$!
 out=$(wait_bounded 1 "$slow" "$peer")
 rc=$?
-[[ $rc == 124 ]] && grep -q "^# pid $slow still running after 1 s" <<<"$out" &&
-	grep -q "^## pid $peer: sleep 30" <<<"$out" && ! kill -0 "$slow" 2>/dev/null
+# SIGKILL takes effect when the child next runs, after $(...) may have
+# returned; this shell's wait sees it killed (137) rather than racing it.
+wait "$slow" 2>/dev/null
+killed=$?
+[[ $rc == 124 && $killed == 137 ]] &&
+	grep -q "^# pid $slow still running after 1 s" <<<"$out" &&
+	grep -q "^## pid $peer: sleep 30" <<<"$out"
 check "wait_bounded reports a child past its limit and its peer, and kills the child" $?
 kill "$peer"
 # pair_where: a client asks, the server's side answers with its tree.
