@@ -24,7 +24,7 @@ nic_queues() { # i
 # WATCHDOG) gets its queues shown.
 watch_guests() {
 	local start=$SECONDS polls=0 alive p req i
-	local -a stalled=()
+	local -a stalled=() ready=()
 	timed_out=
 	while :; do
 		alive=
@@ -32,6 +32,12 @@ watch_guests() {
 		[[ -z $alive ]] && break
 		for req in "$run"/host/*.req; do
 			[[ -f $req ]] && serve_request "$req"
+		done
+		# Boot time to the command, from vm-run's own start.
+		for ((i = 0; i < vms; i++)); do
+			[[ -z ${ready[i]:-} && -e $run/ready-$i ]] || continue
+			ready[i]=1
+			echo "vm-run: guest $i: booted; its command starts ${SECONDS}s after vm-run did" >&2
 		done
 		if ((++polls % 25 == 0)); then
 			for ((i = 0; i < vms; i++)); do
