@@ -760,6 +760,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_UD		VRNIC_BIT(2)
 #define VRNIC_DEV_CAP_SRQ		VRNIC_BIT(3)
 #define VRNIC_DEV_CAP_ATOMIC		VRNIC_BIT(4)
+/* MODIFY_SRQ could change max_wr; no device of this interface sets it */
 #define VRNIC_DEV_CAP_SRQ_RESIZE	VRNIC_BIT(5)
 #define VRNIC_DEV_CAP_RC_RNR_NAK_GEN	VRNIC_BIT(6)
 /* ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND_WITH_INV */

@@ -131,6 +131,12 @@ TEST_F(DeviceTest, EnableAndQueryDevice) {
   EXPECT_EQ(attr.num_ports, 1U);
   EXPECT_EQ(0, std::memcmp(attr.mac, cfg_.mac.data(), 6));
   EXPECT_EQ(attr.node_guid, vrnicd::mac_to_guid(cfg_.mac));
+  // It claims what it does, and no SRQ resizing: MODIFY_SRQ sets only the
+  // limit (rdma-core's test_resize_srq trusts the flag).
+  const uint32_t want = VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD | VRNIC_DEV_CAP_SRQ |
+                        VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW;
+  EXPECT_EQ(attr.dev_caps & want, want);
+  EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE, 0U);
   // The completion raised vector 0.
   EXPECT_GE(irq_.count(0), 1U);
 }
