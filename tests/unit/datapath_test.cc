@@ -1702,6 +1702,29 @@ TEST_F(DataPathTest, ResizeBelowTheUnpolledIsRefusedAndLosesNothing) {
   EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS) << "in the new ring";
 }
 
+// Work posted before a RESIZE_CQ is the device's before the command, as
+// SQ doorbells written before the command's are on a PCIe device: the
+// resize counts those completions (rdma-core's test_resize_cq posts six
+// sends and then shrinks the CQ below them).
+TEST_F(DataPathTest, AResizeSeesTheWorkPostedBeforeIt) {
+  pair();
+  for (uint64_t i = 0; i < 10; ++i) {
+    auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
+    h.remote_addr = buf_b_;
+    h.rkey = key_b_;
+    const vrnic_sge local{buf_a_, 64, key_a_};
+    dp_.post_send(a_, h, std::span(&local, 1));
+  }
+  EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_BAD_PARAM);
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 10U);
+  for (uint64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(done[i].wr_id, i);
+    EXPECT_EQ(status_of(done[i]), VRNIC_CQE_SUCCESS);
+  }
+}
+
 TEST_F(DataPathTest, CqOverrunWarningsAreRateLimited) {
   char path[] = "/tmp/vrnic-log-test-XXXXXX";
   const int fd = mkstemp(path);

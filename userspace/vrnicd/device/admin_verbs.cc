@@ -17,6 +17,9 @@
 namespace vrnicd {
 namespace {
 
+// Engine rounds RESIZE_CQ runs first (Device::cmd_resize_cq).
+constexpr int kResizeDrainRounds = 8;
+
 AqResult status(uint8_t s, uint64_t result = 0) {
   AqResult r;
   r.status = s;
@@ -206,6 +209,12 @@ AqResult Device::cmd_resize_cq(const vrnic_aq_cmd& cmd) {
   const ResizeCqParams p{vrnic::le32(c.cqn), buffer_of(c.buf), vrnic::le32(c.log_depth)};
   if (flags_of(cmd) != 0 || !cq_depth_ok(p.log_depth)) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  // Work the driver posted before this command is the device's first, as
+  // a PCIe device sees SQ doorbells written before the command's: the
+  // resize counts the completions of sends rung in before it.  Bounded:
+  // the engine's budget per round, a few rounds.
+  for (int round = 0; round < kResizeDrainRounds && engine_poll_st(); ++round) {
   }
   uint32_t moved = 0;
   const uint8_t st = engine_.objects().resize_cq(p, &moved);
