@@ -6,14 +6,14 @@
 # launch_qemu runs it.
 #
 # What they read of vm-run: here, repo, run, sockdir, shm_prefix, memory,
-# smp, accel, kernel, initrd, qemu_prefix, cable, rxe_only, udp_base, interactive;
+# smp, tcg_threads, accel, kernel, initrd, qemu_prefix, cable, rxe_only, udp_base, interactive;
 # what they add to: pids_qemu, pids_tail, pids_other, consoles.
 # shellcheck disable=SC2154 # those are vm-run's
 
 # The machine: CPUs, RAM in a file vrnicd maps, Debian's kernel, the
 # host's root and the repository over 9p, and a virtio-net NIC.
 qemu_machine() { # i mac ram
-	local cpu=(-accel tcg,thread=multi -cpu max)
+	local cpu=(-accel "tcg,thread=$tcg_threads" -cpu max)
 	[[ $accel == kvm ]] && cpu=(-accel kvm -cpu host)
 	# shellcheck disable=SC2054 # commas are QEMU's, not array separators
 	qemu=("${qemu_prefix[@]}" qemu-system-x86_64 "${cpu[@]}" -smp "$smp,maxcpus=2" -m "$memory"
