@@ -12,8 +12,10 @@
 # Debian 13 for 7.3 (trixie-backports), installed before it.  Then a guest
 # of each copy runs selftests on what the packages installed (scripts/vm-run
 # --installed): DKMS's vrnic.ko, the packaged libvrnic, the packaged
-# vrnicd.  The kernels' initramfs is not made (INITRD=No): the
-# test guests boot one of their own.  Needs root.
+# vrnicd.  Last, vrnic-vm's vrnic-run, as a user of the copy with no
+# privileges: a command in one guest, and rping against an rxe guest.
+# The kernels' initramfs is not made (INITRD=No): the test guests boot one
+# of their own.  Needs root.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source tests/selftests/lib.sh
@@ -28,7 +30,7 @@ version=0.1.0
 k61=$(KVER='' scripts/kver) || exit 1
 k612=$(scripts/kver 6.12) || exit 1
 k73=$(scripts/kver 7.3) || exit 1
-ktap_plan 12
+ktap_plan 15
 
 # The packages are in build/packages/deb-RELEASE, which make check has
 # built already beside the guests (scripts/deb keeps what matches the
@@ -127,4 +129,31 @@ ktap_check "vm-run --installed on Debian 12, Linux $k61: devinfo, provider ABI, 
 out=$(installed_run trixie "$k73" 2>&1)
 ktap_check "vm-run --installed on Debian 13, Linux $k73: devinfo, provider ABI, verbs" $? \
 	"$(grep -E '(not )?ok [0-9]|vm-run:' <<<"$out" | tail -n 12)"
+
+# vrnic-run (vrnic-vm), as a user with no privileges and no groups, in the
+# copy of this Debian 12: the packages' vrnic.ko, libvrnic and vrnicd, the
+# user's home shared with the guest, the command run as that user.
+dpkg_in host "$tmp/host-vm.log" "$tmp"/deb-bookworm/vrnic-vm_*.deb
+ktap_check "dpkg -i of vrnic-vm in the copy of this Debian 12" $? "$(tail -n 15 "$tmp/host-vm.log")"
+as_user() { # COMMAND...: in the copy, as vrnic-ci, in its home
+	local r=$tmp/scratch-host/root
+	scripts/in-root "$r" -- sh -c 'id vrnic-ci >/dev/null 2>&1 || useradd -m vrnic-ci' &&
+		scripts/in-root "$r" -- setpriv --reuid=vrnic-ci --regid=vrnic-ci --clear-groups \
+			--reset-env sh -c 'cd && exec "$@"' sh "$@"
+}
+# shellcheck disable=SC2016 # expanded in the guest
+pingpong='ibv_rc_pingpong -g $VRNIC_GID_INDEX -n 200 & sleep 2
+ibv_rc_pingpong -g $VRNIC_GID_INDEX -n 200 127.0.0.1 && wait $! && id -u >ran-as && touch here'
+out=$(as_user vrnic-run --timeout 600 -- sh -c "$pingpong" 2>&1)
+rc=$?
+home=$tmp/scratch-host/root/home/vrnic-ci
+[[ $rc == 0 && -f $home/here && $(cat "$home/ran-as" 2>/dev/null) == "$(stat -c %u "$home")" ]]
+ktap_check "vrnic-run as an unprivileged user: ibv_rc_pingpong in a guest, run as that user in its home" $? \
+	"exit $rc" "$(tail -n 12 <<<"$out")"
+# shellcheck disable=SC2016
+rping='if [ "$VRNIC_VM" = 0 ]; then rping -s -a "$VRNIC_IP" -C 20 -V
+else sleep 5; rping -c -a "$VRNIC_PEER_IP" -C 20 -V; fi'
+out=$(as_user vrnic-run --vms 2 --peer rxe --timeout 900 -- sh -c "$rping" 2>&1)
+ktap_check "vrnic-run --vms 2 --peer rxe as that user: rping between vrnic and rxe" $? \
+	"$(tail -n 12 <<<"$out")"
 ktap_finish
