@@ -30,7 +30,7 @@ version=0.1.0
 k61=$(KVER='' scripts/kver) || exit 1
 k612=$(scripts/kver 6.12) || exit 1
 k73=$(scripts/kver 7.3) || exit 1
-ktap_plan 15
+ktap_plan 16
 
 # The packages are in build/packages/deb-RELEASE, which make check has
 # built already beside the guests (scripts/deb keeps what matches the
@@ -133,8 +133,11 @@ ktap_check "vm-run --installed on Debian 13, Linux $k73: devinfo, provider ABI, 
 # vrnic-run (vrnic-vm), as a user with no privileges and no groups, in the
 # copy of this Debian 12: the packages' vrnic.ko, libvrnic and vrnicd, the
 # user's home shared with the guest, the command run as that user.
-dpkg_in host "$tmp/host-vm.log" "$tmp"/deb-bookworm/vrnic-vm_*.deb
-ktap_check "dpkg -i of vrnic-vm in the copy of this Debian 12" $? "$(tail -n 15 "$tmp/host-vm.log")"
+# scripts/ci-setup is what action.yml runs in a CI job's container.
+scripts/in-root "$tmp/scratch-host/root" -- scripts/ci-setup --no-update --debs "$tmp/deb-bookworm" \
+	>"$tmp/host-vm.log" 2>&1
+ktap_check "scripts/ci-setup (action.yml's) installs vrnic-vm in the copy of this Debian 12" $? \
+	"$(tail -n 15 "$tmp/host-vm.log")"
 as_user() { # COMMAND...: in the copy, as vrnic-ci, in its home
 	local r=$tmp/scratch-host/root
 	scripts/in-root "$r" -- sh -c 'id vrnic-ci >/dev/null 2>&1 || useradd -m vrnic-ci' &&
@@ -156,4 +159,12 @@ else sleep 5; rping -c -a "$VRNIC_PEER_IP" -C 20 -V; fi'
 out=$(as_user vrnic-run --vms 2 --peer rxe --timeout 900 -- sh -c "$rping" 2>&1)
 ktap_check "vrnic-run --vms 2 --peer rxe as that user: rping between vrnic and rxe" $? \
 	"$(tail -n 12 <<<"$out")"
+
+# A third party's own tests, as a CI job of that project would run them:
+# rdma-core's test suite, from Debian 13's source package (its upstream
+# tarball), built by that user outside the guest and run by vrnic-run.
+tarball=$(scripts/fetch-source trixie rdma-core 2>"$tmp/fetch-source.log") &&
+	out=$(as_user "$PWD/tests/rdma-core-suite.sh" "$tarball" 2>&1)
+ktap_check "rdma-core's own test suite (${tarball##*/}), built and run by that user through vrnic-run" $? \
+	"$(tail -n 5 "$tmp/fetch-source.log")" "$(tail -n 45 <<<"$out")"
 ktap_finish
