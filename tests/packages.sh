@@ -12,8 +12,10 @@
 # Debian 13 for 7.3 (trixie-backports), installed before it.  Then a guest
 # of each copy runs selftests on what the packages installed (scripts/vm-run
 # --installed): DKMS's vrnic.ko, the packaged libvrnic, the packaged
-# vrnicd.  Last, vrnic-vm's vrnic-run, as a user of the copy with no
-# privileges: a command in one guest, and rping against an rxe guest.
+# vrnicd.  Last, vrnic-vm's vrnic-run (installed by scripts/ci-setup, as
+# action.yml installs it), as a user of the copy with no privileges: a
+# command in one guest, rping against an rxe guest, and, in the copy of
+# Debian 13, rdma-core's own test suite built from its source.
 # The kernels' initramfs is not made (INITRD=No): the test guests boot one
 # of their own.  Needs root.
 set -uo pipefail
@@ -30,7 +32,7 @@ version=0.1.0
 k61=$(KVER='' scripts/kver) || exit 1
 k612=$(scripts/kver 6.12) || exit 1
 k73=$(scripts/kver 7.3) || exit 1
-ktap_plan 16
+ktap_plan 17
 
 # The packages are in build/packages/deb-RELEASE, which make check has
 # built already beside the guests (scripts/deb keeps what matches the
@@ -131,40 +133,48 @@ ktap_check "vm-run --installed on Debian 13, Linux $k73: devinfo, provider ABI, 
 	"$(grep -E '(not )?ok [0-9]|vm-run:' <<<"$out" | tail -n 12)"
 
 # vrnic-run (vrnic-vm), as a user with no privileges and no groups, in the
-# copy of this Debian 12: the packages' vrnic.ko, libvrnic and vrnicd, the
-# user's home shared with the guest, the command run as that user.
-# scripts/ci-setup is what action.yml runs in a CI job's container.
-scripts/in-root "$tmp/scratch-host/root" -- scripts/ci-setup --no-update --debs "$tmp/deb-bookworm" \
-	>"$tmp/host-vm.log" 2>&1
-ktap_check "scripts/ci-setup (action.yml's) installs vrnic-vm in the copy of this Debian 12" $? \
-	"$(tail -n 15 "$tmp/host-vm.log")"
-as_user() { # COMMAND...: in the copy, as vrnic-ci, in its home
-	local r=$tmp/scratch-host/root
+# copies: the packages' vrnic.ko, libvrnic and vrnicd, the user's home
+# shared with the guest, the command run as that user.  scripts/ci-setup
+# installs vrnic-vm: it is what action.yml runs in a CI job's container.
+ci_setup() { # ROOT DEBS
+	scripts/in-root "$tmp/scratch-$1/root" -- scripts/ci-setup --no-update --debs "$2" \
+		>"$tmp/$1-vm.log" 2>&1
+}
+as_user() { # ROOT COMMAND...: in the copy of ROOT, as vrnic-ci, in its home
+	local r=$tmp/scratch-$1/root
+	shift
 	scripts/in-root "$r" -- sh -c 'id vrnic-ci >/dev/null 2>&1 || useradd -m vrnic-ci' &&
 		scripts/in-root "$r" -- setpriv --reuid=vrnic-ci --regid=vrnic-ci --clear-groups \
 			--reset-env sh -c 'cd && exec "$@"' sh "$@"
 }
+ci_setup host "$tmp/deb-bookworm"
+ktap_check "scripts/ci-setup (action.yml's) installs vrnic-vm in the copy of this Debian 12" $? \
+	"$(tail -n 15 "$tmp/host-vm.log")"
 # shellcheck disable=SC2016 # expanded in the guest
 pingpong='ibv_rc_pingpong -g $VRNIC_GID_INDEX -n 200 & sleep 2
 ibv_rc_pingpong -g $VRNIC_GID_INDEX -n 200 127.0.0.1 && wait $! && id -u >ran-as && touch here'
-out=$(as_user vrnic-run --timeout 600 -- sh -c "$pingpong" 2>&1)
+out=$(as_user host vrnic-run --timeout 600 -- sh -c "$pingpong" 2>&1)
 rc=$?
 home=$tmp/scratch-host/root/home/vrnic-ci
 [[ $rc == 0 && -f $home/here && $(cat "$home/ran-as" 2>/dev/null) == "$(stat -c %u "$home")" ]]
 ktap_check "vrnic-run as an unprivileged user: ibv_rc_pingpong in a guest, run as that user in its home" $? \
-	"exit $rc" "$(tail -n 12 <<<"$out")"
+	"exit $rc" "$(grep -E '^vm-run: guest 0: booted' <<<"$out")" "$(tail -n 12 <<<"$out")"
 # shellcheck disable=SC2016
 rping='if [ "$VRNIC_VM" = 0 ]; then rping -s -a "$VRNIC_IP" -C 20 -V
 else sleep 5; rping -c -a "$VRNIC_PEER_IP" -C 20 -V; fi'
-out=$(as_user vrnic-run --vms 2 --peer rxe --timeout 900 -- sh -c "$rping" 2>&1)
+out=$(as_user host vrnic-run --vms 2 --peer rxe --timeout 900 -- sh -c "$rping" 2>&1)
 ktap_check "vrnic-run --vms 2 --peer rxe as that user: rping between vrnic and rxe" $? \
 	"$(tail -n 12 <<<"$out")"
 
-# A third party's own tests, as a CI job of that project would run them:
+# A third party's own tests, as that project's CI job would run them:
 # rdma-core's test suite, from Debian 13's source package (its upstream
-# tarball), built by that user outside the guest and run by vrnic-run.
+# tarball, the release of the copy's rdma-core), built by that user
+# outside the guest and run by vrnic-run in the copy of Debian 13.
+ci_setup trixie "$tmp/deb-trixie"
+ktap_check "scripts/ci-setup installs vrnic-vm in the copy of Debian 13" $? \
+	"$(tail -n 15 "$tmp/trixie-vm.log")"
 tarball=$(scripts/fetch-source trixie rdma-core 2>"$tmp/fetch-source.log") &&
-	out=$(as_user "$PWD/tests/rdma-core-suite.sh" "$tarball" 2>&1)
+	out=$(as_user trixie "$PWD/tests/rdma-core-suite.sh" "$tarball" 200 --kernel "$k73" 2>&1)
 ktap_check "rdma-core's own test suite (${tarball##*/}), built and run by that user through vrnic-run" $? \
 	"$(tail -n 5 "$tmp/fetch-source.log")" "$(tail -n 45 <<<"$out")"
 ktap_finish

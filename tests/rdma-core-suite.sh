@@ -1,22 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# rdma-core-suite.sh TARBALL [MIN_PASSED]: a third party's own tests on a
-# vrnic, as a CI job would run them: rdma-core's test suite (tests/, on
-# pyverbs: device, PD, MR, CQ, QP, SRQ, atomics, rdma_cm, traffic of every
-# QP type) from its upstream TARBALL (scripts/fetch-source), built here,
-# outside the guest, in ./rdma-core, then run by vrnic-run in a guest
-# against its vrnic (run_tests.py --dev $VRNIC_IBDEV --gid
-# $VRNIC_GID_INDEX).  The build is rdma-core's own (its libibverbs,
-# librdmacm and pyverbs); libibverbs loads the installed libvrnic as it
-# would any provider.  Passes when the suite does (its verdict: what the
-# device does not offer, a test skips) and at least MIN_PASSED tests (200)
-# passed rather than skipped.  Run by tests/packages.sh as a user with no
-# privileges; needs vrnic-run, cmake, ninja, cython3 and rdma-core's build
-# dependencies.
+# rdma-core-suite.sh TARBALL [MIN_PASSED [VRNIC_RUN_OPTION...]]: a third
+# party's own tests on a vrnic, as that project's CI job would run them:
+# rdma-core's test suite (tests/, on pyverbs: device, PD, MR, CQ, QP, SRQ,
+# atomics, rdma_cm, traffic of each QP type) from its upstream TARBALL
+# (scripts/fetch-source), built here, outside the guest, in ./rdma-core,
+# then run by vrnic-run (with the options given) in a guest against its
+# vrnic: run_tests.py --dev $VRNIC_IBDEV --gid $VRNIC_GID_INDEX.  The build
+# is rdma-core's own (its libibverbs, librdmacm and pyverbs), configured as
+# Debian's, so its libibverbs loads the installed libvrnic as it would any
+# provider: the tarball must be the installed rdma-core's release, which
+# libvrnic was built for.  Passes when the suite does (what the device does
+# not offer, a test skips) with at least MIN_PASSED tests (200) passed, not
+# skipped.  tests/packages.sh runs it as a user with no privileges in its
+# copy of Debian 13; it needs vrnic-run and rdma-core's build dependencies.
 set -uo pipefail
-tarball=${1:?usage: rdma-core-suite.sh TARBALL [MIN_PASSED]}
+tarball=${1:?usage: rdma-core-suite.sh TARBALL [MIN_PASSED [VRNIC_RUN_OPTION...]]}
 min=${2:-200}
+shift $(($# < 2 ? $# : 2))
 src=$PWD/rdma-core
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 
@@ -37,7 +39,7 @@ fi
 echo "rdma-core-suite: built ${tarball##*/} in $((SECONDS - start))s"
 
 # shellcheck disable=SC2016 # expanded in the guest
-vrnic-run --timeout 2400 -- sh -c \
+vrnic-run --timeout 2400 "$@" -- sh -c \
 	'exec rdma-core/build/bin/run_tests.py --dev "$VRNIC_IBDEV" --gid "$VRNIC_GID_INDEX" -v' \
 	>suite.log 2>&1
 rc=$?
