@@ -178,7 +178,7 @@ if [[ ! -x $suite/build/bin/run_tests.py ]]; then # make check built it already
 	tarball=$(scripts/fetch-source trixie rdma-core) &&
 		scripts/in-root trixie -- tests/rdma-core-suite.sh build "$tarball" "$suite"
 fi >"$tmp/rdma-core-build.log" 2>&1
-out=$(as_user trixie "$PWD/tests/rdma-core-suite.sh" run "$suite" 200 --kernel "$k73" 2>&1)
+out=$(as_user trixie "$PWD/tests/rdma-core-suite.sh" run "$suite" 90 --kernel "$k73" 2>&1)
 ktap_check "rdma-core's own test suite ($(cat "$suite/.tarball" 2>/dev/null)), run by that user through vrnic-run" $? \
 	"$(tail -n 5 "$tmp/rdma-core-build.log")" "$(tail -n 45 <<<"$out")"
 ktap_finish
