@@ -16,7 +16,8 @@
 #       guest, against its vrnic: run_tests.py --dev $VRNIC_IBDEV --gid
 #       $VRNIC_GID_INDEX.  Passes when the suite does (what the device does
 #       not offer, a test skips) with at least MIN_PASSED tests (90) passed,
-#       not skipped.  The log is ./rdma-core-suite.log.
+#       not skipped; a test that failed passes on a second run in the same
+#       guest, reported so.  The logs are ./rdma-core-suite.*.
 #
 # make check builds it in the trixie root, beside the guests, and
 # tests/packages.sh runs it as a user with no privileges in its copy of
@@ -41,28 +42,46 @@ build() { # TARBALL DIR
 	echo "rdma-core-suite: built ${tarball##*/} in $dir in $((SECONDS - start))s"
 }
 
+# verdict FILE: unittest's summary of a run in FILE: "RAN PASSED VERDICT",
+# the verdict "OK (skipped=S)" or "FAILED (failures=F, errors=E, ...)".
+verdict() {
+	local ran v skipped xfail failed
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$1" 2>/dev/null | tail -n 1)
+	v=$(grep -E '^(OK|FAILED)( \(.*\))?$' "$1" 2>/dev/null | tail -n 1)
+	skipped=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$v")
+	xfail=$(sed -n 's/.*expected failures=\([0-9]*\).*/\1/p' <<<"$v")
+	failed=$(grep -oE '(failures|errors|unexpected successes)=[0-9]+' <<<"$v" | awk -F= '{ n += $2 } END { print n + 0 }')
+	echo "${ran:-0} $((${ran:-0} - ${skipped:-0} - ${xfail:-0} - failed)) ${v:-none}"
+}
+
 run() { # DIR [MIN_PASSED [VRNIC_RUN_OPTION...]]
-	local dir=$1 min=${2:-90} rc ran verdict skipped xfail passed log=$PWD/rdma-core-suite.log
+	local dir=$1 min=${2:-90} rc ran passed v ran2 passed2 v2 log=$PWD/rdma-core-suite
 	shift $(($# < 2 ? $# : 2))
 	[[ -x $dir/build/bin/run_tests.py ]] || { echo "rdma-core-suite: no build in $dir"; return 1; }
-	# shellcheck disable=SC2016 # expanded in the guest
-	vrnic-run --timeout 2400 "$@" -- sh -c \
-		'exec "$0"/build/bin/run_tests.py --dev "$VRNIC_IBDEV" --gid "$VRNIC_GID_INDEX" -v' \
-		"$dir" >"$log" 2>&1
+	rm -f "$log".*
+	# In the guest: the suite; if a test failed, those tests once more, in
+	# the same guest (a test that races the device's asynchronous
+	# completions under TCG), each run's output in the shared directory.
+	cat >"$log.guest" <<-'GUEST'
+		t=$1/build/bin/run_tests.py
+		"$t" --dev "$VRNIC_IBDEV" --gid "$VRNIC_GID_INDEX" -v >rdma-core-suite.1 2>&1 && exit 0
+		ids=$(sed -n 's/^\(ERROR\|FAIL\): [^ ]* (\([^)]*\))$/\2/p' rdma-core-suite.1 | sort -u)
+		[ -n "$ids" ] || exit 1
+		exec "$t" --dev "$VRNIC_IBDEV" --gid "$VRNIC_GID_INDEX" -v $ids >rdma-core-suite.2 2>&1
+	GUEST
+	vrnic-run --timeout 2400 "$@" -- sh "$log.guest" "$dir" >"$log.console" 2>&1
 	rc=$?
-	# The guest's console, as unittest printed it (its lines end in CR LF).
-	tr -d '\r' <"$log" | sed -n 's/^\[vm0\] //p' >"$log.out"
-	# unittest's verdict: "Ran N tests in Ts", then "OK (skipped=S)" or
-	# "FAILED (failures=F, errors=E, skipped=S)".
-	ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$log.out" | tail -n 1)
-	verdict=$(grep -E '^(OK|FAILED)( \(.*\))?$' "$log.out" | tail -n 1)
-	skipped=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$verdict")
-	xfail=$(sed -n 's/.*expected failures=\([0-9]*\).*/\1/p' <<<"$verdict")
-	passed=$((${ran:-0} - ${skipped:-0} - ${xfail:-0}))
-	grep -E '^(FAIL|ERROR): ' "$log.out" | sort -u | head -n 40
-	grep -E '^vm-run: ' "$log" | tail -n 5
-	echo "rdma-core-suite: vrnic-run exit $rc; ran ${ran:-none}; ${verdict:-no verdict}; passed $passed"
-	[[ $rc == 0 && $verdict == OK* ]] || return 1
+	read -r ran passed v < <(verdict "$log.1")
+	grep -E '^(FAIL|ERROR): ' "$log.1" 2>/dev/null | sort -u | head -n 40
+	grep -E '^vm-run: ' "$log.console" | tail -n 5
+	echo "rdma-core-suite: ran $ran; $v; passed $passed"
+	if [[ $v != OK* && -f $log.2 ]]; then
+		read -r ran2 passed2 v2 < <(verdict "$log.2")
+		echo "rdma-core-suite: those $ran2 again, in the same guest: $v2"
+		[[ $v2 == OK* ]] && passed=$((passed + passed2)) v="OK once rerun"
+	fi
+	echo "rdma-core-suite: vrnic-run exit $rc"
+	[[ $rc == 0 && $v == OK* ]] || return 1
 	((passed >= min)) || { echo "rdma-core-suite: only $passed passed; want $min"; return 1; }
 }
 
