@@ -179,6 +179,8 @@ if [[ ! -x $suite/build/bin/run_tests.py ]]; then # make check built it already
 		scripts/in-root trixie -- tests/rdma-core-suite.sh build "$tarball" "$suite"
 fi >"$tmp/rdma-core-build.log" 2>&1
 out=$(as_user trixie "$PWD/tests/rdma-core-suite.sh" run "$suite" 90 --kernel "$k73" 2>&1)
-ktap_check "rdma-core's own test suite ($(cat "$suite/.tarball" 2>/dev/null)), run by that user through vrnic-run" $? \
+rc=$?
+what=$(cat "$suite/.tarball" 2>/dev/null)
+ktap_check "rdma-core's own test suite ($what), run by that user through vrnic-run" $rc \
 	"$(tail -n 5 "$tmp/rdma-core-build.log")" "$(tail -n 45 <<<"$out")"
 ktap_finish
