@@ -25,7 +25,16 @@
 set -uo pipefail
 
 build() { # TARBALL DIR
-	local tarball=$1 dir=$2 multiarch start=$SECONDS
+	local tarball=$1 dir=$2 multiarch start=$SECONDS lock
+	# One build of DIR at a time (make check's idle lane, tests/packages.sh),
+	# and none when DIR holds this tarball's build already.
+	mkdir -p "$(dirname "$dir")"
+	exec {lock}>"$dir.lock"
+	flock "$lock"
+	if [[ -x $dir/build/bin/run_tests.py && $(cat "$dir/.tarball" 2>/dev/null) == "${tarball##*/}" ]]; then
+		echo "rdma-core-suite: $dir has ${tarball##*/} built already"
+		return 0
+	fi
 	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 	rm -rf "$dir"
 	mkdir -p "$dir/src"
