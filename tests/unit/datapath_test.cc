@@ -81,6 +81,27 @@ class DataPathTest : public ::testing::Test {
     return out;
   }
 
+  // N 64-byte RDMA WRITEs from a to b, wr_id 0 .. N-1, posted and not run.
+  void post_writes(uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i) {
+      auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
+      h.remote_addr = buf_b_;
+      h.rkey = key_b_;
+      const vrnic_sge local{buf_a_, 64, key_a_};
+      dp_.post_send(a_, h, std::span(&local, 1));
+    }
+  }
+
+  // a's completions are the N writes of post_writes, in order, all good.
+  void expect_writes_done(uint64_t n) {
+    auto done = cqes(a_.qpn);
+    ASSERT_EQ(done.size(), n);
+    for (uint64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(done[i].wr_id, i);
+      EXPECT_EQ(status_of(done[i]), VRNIC_CQE_SUCCESS);
+    }
+  }
+
   // One RDMA WRITE from a to b's buffer; returns a's completion status.
   uint32_t write(vrnic_sge local, uint64_t remote, uint32_t rkey) {
     auto h = sqe(VRNIC_WQE_RDMA_WRITE, 42);
@@ -1673,31 +1694,17 @@ TEST_F(DataPathTest, ARunawayProducerIsReportedOnceAndTheEngineIdles) {
   EXPECT_FALSE(dp_.drv().poll_aeqe().has_value());
 }
 
-// A CQ overrun is the guest's doing: its warning is rate limited, so that a
-// user who overruns CQ after CQ cannot flood vrnicd's log (issue 9,
-// defect 6; it was one LOG_WARN per CQ).
 // RESIZE_CQ to fewer entries than are still to be polled is a bad value
 // (EINVAL for the user, as on rxe and mlx5), and loses nothing: the CQ goes
 // on in its old ring.  Once they are polled, the same resize is fine.
 TEST_F(DataPathTest, ResizeBelowTheUnpolledIsRefusedAndLosesNothing) {
   pair();
-  for (uint64_t i = 0; i < 10; ++i) {
-    auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
-    h.remote_addr = buf_b_;
-    h.rkey = key_b_;
-    const vrnic_sge local{buf_a_, 64, key_a_};
-    dp_.post_send(a_, h, std::span(&local, 1));
-  }
+  post_writes(10);
   dp_.run();
   const uint64_t ring = cq_.ring;
   EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_BAD_PARAM);
   EXPECT_EQ(cq_.ring, ring);
-  auto done = cqes(a_.qpn);
-  ASSERT_EQ(done.size(), 10U);
-  for (uint64_t i = 0; i < 10; ++i) {
-    EXPECT_EQ(done[i].wr_id, i);
-    EXPECT_EQ(status_of(done[i]), VRNIC_CQE_SUCCESS);
-  }
+  expect_writes_done(10);
   EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_OK);
   EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS) << "in the new ring";
 }
@@ -1708,23 +1715,15 @@ TEST_F(DataPathTest, ResizeBelowTheUnpolledIsRefusedAndLosesNothing) {
 // sends and then shrinks the CQ below them).
 TEST_F(DataPathTest, AResizeSeesTheWorkPostedBeforeIt) {
   pair();
-  for (uint64_t i = 0; i < 10; ++i) {
-    auto h = sqe(VRNIC_WQE_RDMA_WRITE, i);
-    h.remote_addr = buf_b_;
-    h.rkey = key_b_;
-    const vrnic_sge local{buf_a_, 64, key_a_};
-    dp_.post_send(a_, h, std::span(&local, 1));
-  }
+  post_writes(10);
   EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_BAD_PARAM);
   dp_.run();
-  auto done = cqes(a_.qpn);
-  ASSERT_EQ(done.size(), 10U);
-  for (uint64_t i = 0; i < 10; ++i) {
-    EXPECT_EQ(done[i].wr_id, i);
-    EXPECT_EQ(status_of(done[i]), VRNIC_CQE_SUCCESS);
-  }
+  expect_writes_done(10);
 }
 
+// A CQ overrun is the guest's doing: its warning is rate limited, so that a
+// user who overruns CQ after CQ cannot flood vrnicd's log (issue 9,
+// defect 6; it was one LOG_WARN per CQ).
 TEST_F(DataPathTest, CqOverrunWarningsAreRateLimited) {
   char path[] = "/tmp/vrnic-log-test-XXXXXX";
   const int fd = mkstemp(path);
