@@ -59,6 +59,9 @@ stacks_codename() {
 
 kernel_fetched_dir() { echo "$stacks_build/kernels/$1"; }
 
+# version_lt A B: whether version A sorts before B (sort -V).
+version_lt() { [[ $1 != "$2" && $(printf '%s\n' "$1" "$2" | sort -V | head -n 1) == "$1" ]]; }
+
 # kernel_host_release SERIES: the newest kernel of SERIES (or any, when
 # SERIES is empty) installed on the host with an image and headers.
 kernel_host_release() {
@@ -68,7 +71,7 @@ kernel_host_release() {
 		v=${img#"$host_root"/boot/vmlinuz-}
 		[[ -d $host_root/lib/modules/$v/build ]] || continue
 		[[ -z $1 || $(kernel_series "$v") == "$1" ]] || continue
-		if [[ -z $best || $(printf '%s\n%s\n' "$best" "$v" | sort -V | tail -n1) == "$v" ]]; then
+		if [[ -z $best ]] || version_lt "$best" "$v"; then
 			best=$v
 		fi
 	done
