@@ -156,9 +156,11 @@ ibv_rc_pingpong -g $VRNIC_GID_INDEX -n 200 127.0.0.1 && wait $! && id -u >ran-as
 out=$(as_user host vrnic-run --timeout 600 -- sh -c "$pingpong" 2>&1)
 rc=$?
 home=$tmp/scratch-host/root/home/vrnic-ci
-[[ $rc == 0 && -f $home/here && $(cat "$home/ran-as" 2>/dev/null) == "$(stat -c %u "$home")" ]]
-ktap_check "vrnic-run as an unprivileged user: ibv_rc_pingpong in a guest, run as that user in its home" $? \
-	"exit $rc" "$(grep -E '^vm-run: guest 0: booted' <<<"$out")" "$(tail -n 12 <<<"$out")"
+booted=$(grep -Eo '^vm-run: guest 0: booted; its command starts [0-9]+s' <<<"$out")
+[[ $rc == 0 && -f $home/here && $(cat "$home/ran-as" 2>/dev/null) == "$(stat -c %u "$home")" &&
+	-n $booted ]]
+ktap_check "vrnic-run as an unprivileged user: ibv_rc_pingpong in a guest, run as that user in its home${booted:+ (${booted#*: })}" $? \
+	"exit $rc" "$(tail -n 12 <<<"$out")"
 # shellcheck disable=SC2016
 rping='if [ "$VRNIC_VM" = 0 ]; then rping -s -a "$VRNIC_IP" -C 20 -V
 else sleep 5; rping -c -a "$VRNIC_PEER_IP" -C 20 -V; fi'
