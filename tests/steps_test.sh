@@ -7,13 +7,15 @@
 # lane's output waits for lane_finish and comes under its step's name;
 # every step has its line in the summary, in the order they were
 # recorded; a failed step's digest names its "not ok" line and the
-# summary exits 1; a killed lane's remaining steps fail.
+# summary exits 1; a test's "Bail out!" line and, from a step that
+# printed no failed case, its last lines make the digest; a killed lane's
+# remaining steps fail.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tests/selftests/lib.sh
 source "$repo/tests/selftests/lib.sh"
 
-ktap_plan 7
+ktap_plan 8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -67,6 +69,23 @@ digest=$(sed -n '/^=== what failed/,$p' <<<"$out")
 grep -q "^--- step a2: 1 \"not ok\" lines" <<<"$digest" && grep -q "^not ok 1 a2's case" <<<"$digest" &&
 	[[ $(tail -n 1 <<<"$out") == "stand-in: FAILED" ]]
 ktap_check "the failed step's digest follows the summary" $? "$out"
+
+# A test that stopped, and a step that said nothing a digest knows.
+cat >"$tmp/digest.sh" <<'RUN'
+source "$1/scripts/lib/steps.sh"
+bails() { printf 'TAP version 13\n1..3\nok 1 first\nBail out! no container\n'; return 1; }
+quiet() { seq 1 20 | sed 's/^/line /'; return 2; }
+step "step bails" bails
+step "step quiet" quiet
+summary "stand-in"
+RUN
+out=$(timeout 60 bash "$tmp/digest.sh" "$repo" 2>&1)
+digest=$(sed -n '/^=== what failed/,$p' <<<"$out")
+want=$(printf '%s\n' '--- step bails: 0 "not ok" lines' 'Bail out! no container' \
+	'--- step quiet: 0 "not ok" lines' '    it printed no failed case; its last lines:' \
+	'    line 15' '    line 16' '    line 17' '    line 18' '    line 19' '    line 20')
+[[ $(grep -v -e '^=== what failed' -e '^stand-in: FAILED' <<<"$digest") == "$want" ]]
+ktap_check "the digest shows a test's Bail out! line, and a quiet step's last lines" $? "$digest"
 
 # A lane killed in its first step: that step and the one after it fail.
 cat >"$tmp/kill.sh" <<'RUN'

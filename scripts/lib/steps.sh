@@ -138,19 +138,21 @@ trap 'lanes_kill; exit 130' INT TERM HUP
 # that every failed step still shows at the end of a long log.  Then the
 # first failed case's own diagnostics (its guest's "# # " lines up to
 # that guest's next result), at most 16 lines: a failure that shows only
-# in the log's tail still says why.
+# in the log's tail still says why.  A test that stopped ("Bail out!")
+# says so; a step that printed none of these shows its last 6 lines.
 failure_digest() {
 	local name=$1 log=$2
 	echo "--- $name: $(grep -acE 'not ok' "$log") \"not ok\" lines"
 	tr -d '\r' <"$log" | awk '
 		function tag(s) { return match(s, /^\[vm[0-9]\] /) ? substr(s, 1, RLENGTH) : "" }
+		{ last[NR % 6] = $0 }
 		state == 1 && tag($0) == pfx && $0 ~ /^(\[vm[0-9]\] )?(# )?(not )?ok / { state = 2 }
 		state == 1 && d < 16 && index($0, pfx "# # ") == 1 { diag[d++] = $0 }
 		/^(\[vm[0-9]\] )?# not ok / {
 			if (!state) { state = 1; pfx = tag($0) }
 			if (!seen[$0]++) c[n1++] = $0; next
 		}
-		/^(\[vm[0-9]\] )?not ok / || /^vm-run: [^ ]/ { if (!seen[$0]++) v[n2++] = $0; next }
+		/^(\[vm[0-9]\] )?not ok / || /^vm-run: [^ ]/ || /Bail out!/ { if (!seen[$0]++) v[n2++] = $0; next }
 		/^(\[vm[0-9]\] )?(# )*ok / { next }
 		/Failed|FAILED|^lint: .*(fail|bad)|error:/ { if (!seen[$0]++) o[n3++] = $0 }
 		END {
@@ -160,6 +162,9 @@ failure_digest() {
 			for (i = 0; i < n3 && k < 8; i++) { print o[i]; k++ }
 			if (d) print "    the first failed case said:"
 			for (i = 0; i < d; i++) print "    " diag[i]
+			if (k || d) exit
+			print "    it printed no failed case; its last lines:"
+			for (i = NR - 5; i <= NR; i++) if (i > 0) print "    " last[i % 6]
 		}' | cut -c1-160
 }
 
