@@ -129,4 +129,35 @@ check "a qperf hung anywhere else fails" $?
 	[[ $rc == 3 && $out == "qperf 10.0.0.1 -lp $qperf_port -cm1 -t 2 rc_bw" ]]
 )
 check "qperf_client_one passes a client's output and status through" $?
+
+# qperf_client_all: a server error that came through empty is asked once
+# more; the second run's verdict counts.
+lost_message() { # HOW_MANY_EMPTY: qperf_client_all's ud_lat verdict
+	(
+		source tests/selftests/lib.sh
+		source tests/selftests/middleware/qperf_lib.sh
+		empty=$1
+		qperf() {
+			case $* in
+			*ud_lat)
+				# (A file: each run is in a subshell of its own.)
+				n=$(($(cat "$dir/runs" 2>/dev/null || echo 0) + 1))
+				echo "$n" >"$dir/runs"
+				if ((n <= empty)); then echo "server: "; else echo "server: ${qperf_roce_error[ud_lat]}"; fi
+				return 1 ;;
+			*) echo "bw = 1 MB/sec" ;;
+			esac
+		}
+		rm -f "$dir/runs"
+		out=$(qperf_client_all 10.0.0.1)
+		qperf_case ud_lat "$(qperf_section "$out" ud_lat)" "$(qperf_section_status "$out" ud_lat)"
+		echo "runs: $(<"$dir/runs")"
+	)
+}
+out=$(lost_message 1)
+grep -q '^ok 1 qperf ud_lat # SKIP' <<<"$out" && grep -qx 'runs: 2' <<<"$out"
+check "a server error that came through empty runs once more" $?
+out=$(lost_message 2)
+grep -q '^not ok 1 qperf ud_lat: no result' <<<"$out" && grep -qx 'runs: 2' <<<"$out"
+check "and twice empty is a failure" $?
 exit "$fail"
