@@ -78,10 +78,16 @@ run() { # DIR [MIN_PASSED [VRNIC_RUN_OPTION...]]
 		[ -n "$ids" ] || exit 1
 		exec "$t" --dev "$VRNIC_IBDEV" --gid "$VRNIC_GID_INDEX" -v $ids >rdma-core-suite.2 2>&1
 	GUEST
-	vrnic-run --timeout 2400 "$@" -- sh "$log.guest" "$dir" >"$log.console" 2>&1
+	# (The build shared read-only: it may be where a guest has its own
+	# directories, in a clone under /tmp or /root.)
+	vrnic-run --timeout 2400 --rodir "$dir" "$@" -- sh "$log.guest" "$dir" >"$log.console" 2>&1
 	rc=$?
 	read -r ran passed v < <(verdict "$log.1")
 	grep -E '^(FAIL|ERROR): ' "$log.1" 2>/dev/null | sort -u | head -n 40
+	if ((ran == 0)); then
+		echo "rdma-core-suite: no test ran; the suite said:"
+		tail -n 15 "$log.1" 2>/dev/null || echo "(nothing: no $log.1)"
+	fi
 	grep -E '^vm-run: ' "$log.console" | tail -n 5
 	echo "rdma-core-suite: ran $ran; $v; passed $passed"
 	if [[ $v != OK* && -f $log.2 ]]; then

@@ -5,7 +5,7 @@
 # array qemu for guest I, qemu_network and qemu_decoys add to it, and
 # launch_qemu runs it.
 #
-# What they read of vm-run: here, repo, workdir, run, sockdir, shm_prefix, memory,
+# What they read of vm-run: here, repo, workdir, rodirs, run, sockdir, shm_prefix, memory,
 # smp, tcg_threads, accel, kernel, initrd, qemu_prefix, cable, rxe_only, udp_base, interactive;
 # what they add to: pids_qemu, pids_tail, pids_other, consoles.
 # shellcheck disable=SC2154 # those are vm-run's
@@ -13,9 +13,9 @@
 # The machine: CPUs, RAM in a file vrnicd maps, Debian's kernel, the
 # host's root (read-only) and the shared directory (the repository, or
 # --workdir) over 9p, the run directory too when it is not inside that
-# one, and a virtio-net NIC.
+# one, each --rodir read-only, and a virtio-net NIC.
 qemu_machine() { # i mac ram
-	local cpu runshare=0 shares
+	local cpu runshare=0 shares d n=0 ro=
 	# shellcheck disable=SC2054 # commas are QEMU's, not array separators
 	cpu=(-accel "tcg,thread=$tcg_threads" -cpu max)
 	[[ $accel == kvm ]] && cpu=(-accel kvm -cpu host)
@@ -26,12 +26,18 @@ qemu_machine() { # i mac ram
 		runshare=1
 		shares+=(-virtfs "local,path=$run,mount_tag=run,security_model=none,multidevs=remap,id=run")
 	fi
+	for d in ${rodirs[@]+"${rodirs[@]}"}; do
+		# shellcheck disable=SC2054
+		shares+=(-virtfs "local,path=$d,mount_tag=ro$n,security_model=none,readonly=on,multidevs=remap,id=ro$n")
+		ro+=${ro:+:}$d
+		n=$((n + 1))
+	done
 	# shellcheck disable=SC2054 # commas are QEMU's, not array separators
 	qemu=("${qemu_prefix[@]}" qemu-system-x86_64 "${cpu[@]}" -smp "$smp,maxcpus=2" -m "$memory"
 		-machine q35,memory-backend=mem
 		-object "memory-backend-file,id=mem,size=$memory,mem-path=$3,share=on"
 		-kernel "$kernel" -initrd "$initrd"
-		-append "console=ttyS0 loglevel=5 panic=-1 oops=panic rdinit=/init net.ifnames=0 pci=resource_alignment=12@pci:1af4:1110 tsc=reliable vmwork=$workdir vmrun=$run vmrunshare=$runshare vminit=$here/vm-guest-init vmidx=$1"
+		-append "console=ttyS0 loglevel=5 panic=-1 oops=panic rdinit=/init net.ifnames=0 pci=resource_alignment=12@pci:1af4:1110 tsc=reliable vmwork=$workdir vmrun=$run vmrunshare=$runshare${ro:+ vmrodirs=$ro} vminit=$here/vm-guest-init vmidx=$1"
 		-nographic -no-reboot -nodefaults -monitor none -qmp "unix:$sockdir/qmp-$1.sock,server=on,wait=off"
 		-fw_cfg name=etc/sercon-port,string=0 "${shares[@]}"
 		-device "virtio-net-pci,netdev=nic,mac=$2,romfile=")

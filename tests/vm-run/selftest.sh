@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Tests of scripts/vm-run itself, run on the host (each case boots a VM):
-# exit status propagation, detection of kernel warnings and hangs, Ctrl-C,
-# and that nothing is left behind after any of them.
+# exit status propagation, a read-only share (--rodir), detection of
+# kernel warnings and hangs, Ctrl-C, and that nothing is left behind after
+# any of them.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source tests/selftests/lib.sh
 
-ktap_plan 12
+ktap_plan 14
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,10 +29,20 @@ leftovers() {
 export VRNIC_BUILD=${VRNIC_BUILD:-$PWD/build}
 snapshot | sort >"$tmp/before"
 
-scripts/vm-run --timeout 300 -- sh -c 'exit 3' >"$tmp/exit.log" 2>&1
+# The same boot reads a directory under /tmp, where a guest has its own,
+# through --rodir, and may not write there.
+mkdir "$tmp/ro"
+echo "seen from the host $$" >"$tmp/ro/file"
+scripts/vm-run --timeout 300 --rodir "$tmp/ro" -- sh -c "
+	echo \"rodir: \$(cat $tmp/ro/file)\"
+	touch $tmp/ro/new 2>/dev/null || echo 'rodir: no writing'
+	exit 3" >"$tmp/exit.log" 2>&1
 rc=$?
 [[ $rc == 3 ]]
 ktap_check "a guest command's exit status comes back (3)" $? "got $rc: $(tail -n 5 "$tmp/exit.log")"
+grep -q "rodir: seen from the host $$" "$tmp/exit.log" && grep -q "rodir: no writing" "$tmp/exit.log" &&
+	[[ ! -e $tmp/ro/new ]]
+ktap_check "--rodir shares a directory under /tmp, read-only" $? "$(grep rodir: "$tmp/exit.log")"
 
 # The accelerator: --accel auto (the default) says which it took and why;
 # --accel kvm boots under KVM exactly when auto took it, and otherwise
@@ -100,5 +111,10 @@ out=$(scripts/vm-run --vms 3 -- true 2>&1)
 rc=$?
 [[ $rc == 2 ]]
 ktap_check "bad arguments are refused with 2" $? "got $rc: $out"
+mkdir "$tmp/a,b"
+out=$(scripts/vm-run --rodir "$tmp/a,b" -- true 2>&1)
+rc=$?
+[[ $rc == 2 && $out == *"no blanks, commas or colons"* ]]
+ktap_check "a directory whose path QEMU cannot take is refused with 2" $? "got $rc: $out"
 
 ktap_finish
