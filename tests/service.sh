@@ -58,18 +58,31 @@ sed -e 's|vrnic0|test|g' "$root/usr/share/doc/vrnicd/examples/vrnic0.conf" >"$ro
 systemd-nspawn -D "$root" --boot --register=no --keep-unit -M "$machine" -q \
 	>"$build/packages/service-nspawn.log" 2>&1 &
 nspawn=$!
+# The container's init: the child of systemd-nspawn that is PID 1 in a
+# PID namespace of its own.  Not just its first child: that may be
+# nspawn's "outer child", which starts init and exits (CI once took it,
+# and every command "inside" then failed).
+container_init() {
+	local p
+	for p in $(pgrep -P "$nspawn"); do
+		grep -qE '^NSpid:[[:space:]]+[0-9]+[[:space:]]+1$' "/proc/$p/status" 2>/dev/null &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
+}
 for _ in $(seq 100); do
-	leader=$(pgrep -P "$nspawn" | head -n 1)
-	[[ -n $leader ]] && break
+	leader=$(container_init) && break
 	sleep 0.2
 done
 [[ -n $leader ]] || bail "the container did not start: $(cat "$build/packages/service-nspawn.log")"
 inside() { nsenter -t "$leader" -a -- "$@"; }
 # systemctl needs the manager's socket, which PID 1 makes some time after
 # it starts: asked sooner, it says "Failed to connect to bus".
-retry 300 0.2 inside test -S /run/systemd/private
+retry 300 0.2 inside test -S /run/systemd/private ||
+	bail "no /run/systemd/private in the container after 60 s (init pid $leader$(kill -0 "$leader" 2>/dev/null || echo ", gone")): $(tail -n 20 "$build/packages/service-nspawn.log")"
 state=$(inside timeout 120 systemctl is-system-running --wait 2>&1)
-[[ $state == running || $state == degraded ]] || bail "systemd in the container: $state"
+[[ $state == running || $state == degraded ]] ||
+	bail "systemd in the container: $state; $(inside systemctl --failed --no-pager 2>&1 | tail -n 8)"
 
 mode=$(inside stat -c '%a %U' /dev/shm/vrnic 2>&1)
 [[ $mode == "700 vrnic" ]]
