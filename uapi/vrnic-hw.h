@@ -391,6 +391,35 @@ struct vrnic_aq_dereg_mr {
 };
 
 /*
+ * REREG_MR: change a registered region (of REG_MR, not F_PHYS) in place;
+ * it keeps its key.  The flags say what changes: F_TRANS its translation
+ * (iova, length, pbl_addr, npages, page_shift, as REG_MR takes them, and
+ * F_INDIRECT as REG_MR's), F_PD its PD (pdn), F_ACCESS its rights
+ * (access); at least one of the three.  Fields of what does not change
+ * must be 0.  key must be the region's key exactly.  Refused (BUSY) while
+ * windows are bound to the region, as DEREG_MR is.  On any error the
+ * region is as it was.  The device copies the page list, as at REG_MR;
+ * the old pages are no longer used once the command completes.
+ * Announced by VRNIC_DEV_CAP_REREG_MR.
+ */
+#define VRNIC_AQ_REREG_MR_F_TRANS	VRNIC_BIT(0)
+#define VRNIC_AQ_REREG_MR_F_PD		VRNIC_BIT(1)
+#define VRNIC_AQ_REREG_MR_F_ACCESS	VRNIC_BIT(2)
+#define VRNIC_AQ_REREG_MR_F_INDIRECT	VRNIC_BIT(3)
+struct vrnic_aq_rereg_mr {
+	struct vrnic_aq_hdr hdr;
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;
+	__le32 pdn;
+	__le32 access;		/* VRNIC_ACCESS_* */
+	__le32 npages;
+	__le32 page_shift;
+	__le32 key;
+	__le32 rsvd[3];
+};
+
+/*
  * ALLOC_MR: a fast-register MR of PD pdn, in the free state: no access
  * through it until a REG_MR WQE (struct vrnic_sqe_reg_mr) of a QP of the
  * same PD registers up to max_pages pages (1 .. max_fast_reg_page_list_len).
@@ -692,6 +721,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_destroy_pd destroy_pd;
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_dereg_mr dereg_mr;
+	struct vrnic_aq_rereg_mr rereg_mr;
 	struct vrnic_aq_alloc_mr alloc_mr;
 	struct vrnic_aq_alloc_mw alloc_mw;
 	struct vrnic_aq_create_cq create_cq;
@@ -722,6 +752,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_create_pd, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_pd, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_reg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_dereg_mr, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_rereg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mw, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_cq, VRNIC_AQ_CMD_SIZE);
@@ -767,6 +798,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_MEM_MGT_EXT	VRNIC_BIT(7)
 /* Memory windows of types 1 and 2: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs */
 #define VRNIC_DEV_CAP_MW		VRNIC_BIT(8)
+/* REREG_MR: a registered region's translation, PD and rights, in place */
+#define VRNIC_DEV_CAP_REREG_MR		VRNIC_BIT(9)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */

@@ -280,6 +280,126 @@ TEST_F(DataPathTest, RegMrValidation) {
   EXPECT_NE(reg(pages, 4096, good, 1, 12, 0, 999), VRNIC_AQ_STATUS_OK);
 }
 
+// REREG_MR of key: flags, and the new translation (len bytes at iova, in
+// the pages at gpa), PD and rights, each 0 when its flag is not given.
+int rereg(DataPath& dp, uint32_t key, uint32_t flags, uint64_t iova, uint64_t len, uint64_t gpa,
+          uint32_t pdn, uint32_t access) {
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_REREG_MR, flags);
+  c.rereg_mr.key = key;
+  if ((flags & VRNIC_AQ_REREG_MR_F_TRANS) != 0) {
+    const auto npages = static_cast<uint32_t>((len + DataPath::kPage - 1) / DataPath::kPage);
+    c.rereg_mr.iova = iova;
+    c.rereg_mr.length = len;
+    c.rereg_mr.pbl_addr = dp.pbl(gpa, npages);
+    c.rereg_mr.npages = npages;
+    c.rereg_mr.page_shift = 12;
+  }
+  c.rereg_mr.pdn = pdn;
+  c.rereg_mr.access = access;
+  return dp.drv().exec_status(c);
+}
+
+// A new translation: the key stays, and reaches the new pages at the new
+// address, no longer the old ones.
+TEST_F(DataPathTest, ReregMrMovesTheRegionAndKeepsItsKey) {
+  const uint64_t buf_c = dp_.alloc(kBuf);
+  constexpr uint64_t kIova = 0x7f0000000000;
+  ASSERT_EQ(rereg(dp_, key_b_, VRNIC_AQ_REREG_MR_F_TRANS, kIova, kBuf, buf_c, 0, 0),
+            VRNIC_AQ_STATUS_OK);
+  const auto old_b = snapshot(buf_b_, kBuf);
+  pair();
+  EXPECT_EQ(write({buf_a_, 1024, key_a_}, kIova + 4096 + 8, key_b_), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_), dp_.ram(buf_c + 4096 + 8), 1024), 0);
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_TRUE(unchanged(buf_b_, old_b));
+  // Locally too: an SGE with the key names the new range.
+  pair();
+  EXPECT_EQ(write({kIova, 512, key_b_}, buf_a_ + 4096, key_a_), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_c), dp_.ram(buf_a_ + 4096), 512), 0);
+}
+
+// New rights and a new PD apply to the next access; the old PD is free to go.
+TEST_F(DataPathTest, ReregMrRightsAndPd) {
+  ASSERT_EQ(rereg(dp_, key_b_, VRNIC_AQ_REREG_MR_F_ACCESS, 0, 0, 0, 0,
+                  VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_READ),
+            VRNIC_AQ_STATUS_OK);
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_REM_ACCESS_ERR);
+  ASSERT_EQ(rereg(dp_, key_b_, VRNIC_AQ_REREG_MR_F_ACCESS, 0, 0, 0, 0, VRNIC_ACCESS_ALL),
+            VRNIC_AQ_STATUS_OK);
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_SUCCESS);
+
+  uint32_t pd3 = 0;
+  ASSERT_EQ(dp_.create_pd(&pd3), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(rereg(dp_, key_b_, VRNIC_AQ_REREG_MR_F_PD, 0, 0, 0, pd3, 0), VRNIC_AQ_STATUS_OK);
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_), VRNIC_CQE_REM_ACCESS_ERR);
+  auto destroy = vrnic_test::make_cmd(VRNIC_AQ_OP_DESTROY_PD);
+  destroy.destroy_pd.pdn = pd3;
+  EXPECT_EQ(dp_.drv().exec_status(destroy), VRNIC_AQ_STATUS_BUSY);  // the MR is in it
+  // All three at once, back into the QPs' PD.
+  const uint64_t buf_c = dp_.alloc(kBuf);
+  ASSERT_EQ(rereg(dp_, key_b_,
+                  VRNIC_AQ_REREG_MR_F_TRANS | VRNIC_AQ_REREG_MR_F_PD | VRNIC_AQ_REREG_MR_F_ACCESS,
+                  buf_c, kBuf, buf_c, pd_, VRNIC_ACCESS_ALL),
+            VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.drv().exec_status(destroy), VRNIC_AQ_STATUS_OK);
+  pair();
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_c + 64, key_b_), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_), dp_.ram(buf_c + 64), 64), 0);
+}
+
+// What REREG_MR refuses, and that a refusal leaves the region as it was.
+TEST_F(DataPathTest, ReregMrValidation) {
+  constexpr uint32_t kTrans = VRNIC_AQ_REREG_MR_F_TRANS;
+  constexpr uint32_t kAccess = VRNIC_AQ_REREG_MR_F_ACCESS;
+  constexpr uint32_t kPd = VRNIC_AQ_REREG_MR_F_PD;
+  const uint64_t buf_c = dp_.alloc(kBuf);
+  // Nothing to change, a flag it does not know, INDIRECT without TRANS.
+  EXPECT_EQ(rereg(dp_, key_b_, 0, 0, 0, 0, 0, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kAccess | 0x100, 0, 0, 0, 0, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kAccess | VRNIC_AQ_REREG_MR_F_INDIRECT, 0, 0, 0, 0, 0),
+            VRNIC_AQ_STATUS_BAD_PARAM);
+  // Fields of what does not change, reserved words, bad values.
+  EXPECT_EQ(rereg(dp_, key_b_, kAccess, 0, 0, 0, pd2_, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kPd, 0, 0, 0, pd2_, VRNIC_ACCESS_ALL), VRNIC_AQ_STATUS_BAD_PARAM);
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_REREG_MR, kAccess);
+  c.rereg_mr.key = key_b_;
+  c.rereg_mr.iova = 4096;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM);
+  c.rereg_mr.iova = 0;
+  c.rereg_mr.rsvd[1] = 1;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kAccess, 0, 0, 0, 0, 0x100), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kPd, 0, 0, 0, 999, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(rereg(dp_, key_b_, kTrans, buf_c, 0, buf_c, 0, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  // Keys that name no registered region: another variant, a fast-register
+  // MR, a window.
+  EXPECT_EQ(rereg(dp_, key_b_ ^ 1, kAccess, 0, 0, 0, 0, 0), VRNIC_AQ_STATUS_NOT_FOUND);
+  auto fr = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MR);
+  fr.alloc_mr.pdn = pd_;
+  fr.alloc_mr.max_pages = 4;
+  uint32_t fast = 0;
+  ASSERT_EQ(dp_.exec_result(fr, &fast), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(rereg(dp_, fast, kAccess, 0, 0, 0, 0, 0), VRNIC_AQ_STATUS_NOT_FOUND);
+  auto mw = vrnic_test::make_cmd(VRNIC_AQ_OP_ALLOC_MW);
+  mw.alloc_mw.pdn = pd_;
+  mw.alloc_mw.type = VRNIC_MW_TYPE_2;
+  uint32_t window = 0;
+  ASSERT_EQ(dp_.exec_result(mw, &window), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(rereg(dp_, window, kAccess, 0, 0, 0, 0, 0), VRNIC_AQ_STATUS_NOT_FOUND);
+  // A new page outside guest RAM: refused, and the region is unchanged,
+  // its rights too.
+  EXPECT_EQ(rereg(dp_, key_b_, kTrans | kAccess, DataPath::kRamSize, 4096, DataPath::kRamSize, 0,
+                  VRNIC_ACCESS_REMOTE_READ),
+            VRNIC_AQ_STATUS_BAD_ADDR);
+  pair();
+  EXPECT_EQ(write({buf_a_, 256, key_a_}, buf_b_ + 16, key_b_), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_a_), dp_.ram(buf_b_ + 16), 256), 0);
+}
+
 // The kernel's local DMA key: a physical region addresses guest RAM by
 // GPA, all of it and nothing else.
 TEST_F(DataPathTest, PhysicalRegionCoversGuestRamOnly) {
@@ -1034,6 +1154,9 @@ TEST_F(MwTest, Type1WindowAndTheBindRules) {
   auto dereg = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
   dereg.dereg_mr.key = key_b_;
   EXPECT_EQ(dp_.drv().exec_status(dereg), VRNIC_AQ_STATUS_BUSY);
+  // Nor change: each window was checked against it when it was bound.
+  EXPECT_EQ(rereg(dp_, key_b_, VRNIC_AQ_REREG_MR_F_ACCESS, 0, 0, 0, 0, VRNIC_ACCESS_ALL),
+            VRNIC_AQ_STATUS_BUSY);
   // LOCAL_INV cannot free a type 1 window.
   auto inv = sqe(VRNIC_WQE_LOCAL_INV, 8);
   inv.imm_data = k2;

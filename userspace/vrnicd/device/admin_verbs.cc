@@ -52,18 +52,36 @@ roce::Gid mcast_gid(const vrnic_aq_mcast& c) {
   return gid;
 }
 
-bool decode_reg_mr(const vrnic_aq_reg_mr& c, uint64_t max_mr_size, RegMrParams* p) {
-  constexpr uint32_t kMaxPages = VRNIC_PBL_ENTRIES_PER_PAGE * VRNIC_PBL_ENTRIES_PER_PAGE;
-  const uint32_t flags = vrnic::le32(c.hdr.flags);
-  p->pdn = vrnic::le32(c.pdn);
-  p->access = vrnic::le32(c.access);
-  p->phys = (flags & VRNIC_AQ_REG_MR_F_PHYS) != 0;
-  p->indirect = (flags & VRNIC_AQ_REG_MR_F_INDIRECT) != 0;
+// The translation fields REG_MR and REREG_MR share, as they are.
+template <typename Cmd>
+void translation_of(const Cmd& c, RegMrParams* p) {
   p->iova = vrnic::le64(c.iova);
   p->length = vrnic::le64(c.length);
   p->page_shift = vrnic::le32(c.page_shift);
   p->npages = vrnic::le32(c.npages);
   p->pbl_addr = vrnic::le64(c.pbl_addr);
+}
+
+// A region of length bytes at iova in npages pages that cover it exactly.
+bool translation_ok(const RegMrParams& p, uint64_t max_mr_size) {
+  constexpr uint32_t kMaxPages = VRNIC_PBL_ENTRIES_PER_PAGE * VRNIC_PBL_ENTRIES_PER_PAGE;
+  if (p.page_shift < VRNIC_MR_MIN_PAGE_SHIFT || p.page_shift > VRNIC_MR_MAX_PAGE_SHIFT ||
+      p.length == 0 || p.length > max_mr_size || p.iova + p.length < p.iova || p.npages == 0 ||
+      p.npages > kMaxPages) {
+    return false;
+  }
+  const uint64_t psize = 1ULL << p.page_shift;
+  const uint64_t base = p.iova & ~(psize - 1);
+  return (p.iova - base + p.length + psize - 1) >> p.page_shift == p.npages;
+}
+
+bool decode_reg_mr(const vrnic_aq_reg_mr& c, uint64_t max_mr_size, RegMrParams* p) {
+  const uint32_t flags = vrnic::le32(c.hdr.flags);
+  p->pdn = vrnic::le32(c.pdn);
+  p->access = vrnic::le32(c.access);
+  p->phys = (flags & VRNIC_AQ_REG_MR_F_PHYS) != 0;
+  p->indirect = (flags & VRNIC_AQ_REG_MR_F_INDIRECT) != 0;
+  translation_of(c, p);
   if (p->pdn == 0 || (p->access & ~VRNIC_ACCESS_ALL) != 0) {
     return false;
   }
@@ -72,15 +90,37 @@ bool decode_reg_mr(const vrnic_aq_reg_mr& c, uint64_t max_mr_size, RegMrParams* 
     return flags == VRNIC_AQ_REG_MR_F_PHYS && p->iova == 0 && p->length == 0 && p->npages == 0 &&
            p->page_shift == 0 && p->pbl_addr == 0;
   }
-  if ((flags & ~VRNIC_AQ_REG_MR_F_INDIRECT) != 0 || p->page_shift < VRNIC_MR_MIN_PAGE_SHIFT ||
-      p->page_shift > VRNIC_MR_MAX_PAGE_SHIFT || p->length == 0 || p->length > max_mr_size ||
-      p->iova + p->length < p->iova || p->npages == 0 || p->npages > kMaxPages) {
+  return (flags & ~VRNIC_AQ_REG_MR_F_INDIRECT) == 0 && translation_ok(*p, max_mr_size);
+}
+
+// REREG_MR: at least one change; the fields of what does not change are 0.
+bool decode_rereg_mr(const vrnic_aq_rereg_mr& c, uint64_t max_mr_size, ReregMrParams* p) {
+  constexpr uint32_t kChanges =
+      VRNIC_AQ_REREG_MR_F_TRANS | VRNIC_AQ_REREG_MR_F_PD | VRNIC_AQ_REREG_MR_F_ACCESS;
+  const uint32_t flags = vrnic::le32(c.hdr.flags);
+  p->key = vrnic::le32(c.key);
+  p->trans = (flags & VRNIC_AQ_REREG_MR_F_TRANS) != 0;
+  p->pd = (flags & VRNIC_AQ_REREG_MR_F_PD) != 0;
+  p->access = (flags & VRNIC_AQ_REREG_MR_F_ACCESS) != 0;
+  p->reg.indirect = (flags & VRNIC_AQ_REREG_MR_F_INDIRECT) != 0;
+  p->reg.pdn = vrnic::le32(c.pdn);
+  p->reg.access = vrnic::le32(c.access);
+  translation_of(c, &p->reg);
+  if ((flags & ~(kChanges | VRNIC_AQ_REREG_MR_F_INDIRECT)) != 0 || (flags & kChanges) == 0 ||
+      std::any_of(std::begin(c.rsvd), std::end(c.rsvd), [](auto r) { return r != 0; })) {
     return false;
   }
-  // The page list covers the region exactly.
-  const uint64_t psize = 1ULL << p->page_shift;
-  const uint64_t base = p->iova & ~(psize - 1);
-  return (p->iova - base + p->length + psize - 1) >> p->page_shift == p->npages;
+  if (p->pd ? p->reg.pdn == 0 : p->reg.pdn != 0) {
+    return false;
+  }
+  if (p->access ? (p->reg.access & ~VRNIC_ACCESS_ALL) != 0 : p->reg.access != 0) {
+    return false;
+  }
+  if (!p->trans) {
+    return !p->reg.indirect && p->reg.iova == 0 && p->reg.length == 0 && p->reg.npages == 0 &&
+           p->reg.page_shift == 0 && p->reg.pbl_addr == 0;
+  }
+  return translation_ok(p->reg, max_mr_size);
 }
 
 bool decode_create_qp(const vrnic_aq_create_qp& c, const DeviceLimits& l, CreateQpParams* p) {
@@ -142,6 +182,14 @@ AqResult Device::cmd_reg_mr(const vrnic_aq_cmd& cmd) {
   uint32_t key = 0;
   const uint8_t st = engine_.objects().reg_mr(p, &key);
   return status(st, key);
+}
+
+AqResult Device::cmd_rereg_mr(const vrnic_aq_cmd& cmd) {
+  ReregMrParams p;
+  if (!decode_rereg_mr(cmd.rereg_mr, cfg_.limits.max_mr_size, &p)) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  return status(engine_.objects().rereg_mr(p));
 }
 
 AqResult Device::cmd_alloc_mr(const vrnic_aq_cmd& cmd) {

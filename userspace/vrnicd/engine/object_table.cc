@@ -177,6 +177,44 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
   return VRNIC_AQ_STATUS_OK;
 }
 
+uint8_t ObjectTable::rereg_mr(const ReregMrParams& p) {
+  Mr* mr = keys_.at(vrnic::field_get<VRNIC_KEY_INDEX_MASK>(p.key));
+  // Only a region of REG_MR, named by its exact key.
+  if (mr == nullptr || mr->mw_type != 0 || mr->fast_reg || mr->phys != nullptr ||
+      mr->key != p.key) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  if (mr->windows != 0) {
+    return VRNIC_AQ_STATUS_BUSY;  // windows are bound to it, as for DEREG_MR
+  }
+  if (p.pd && !pd_exists(p.reg.pdn)) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;  // as REG_MR says of a PD that is not
+  }
+  // The new translation first: a page list that is not RAM changes nothing.
+  Mr next;
+  if (p.trans) {
+    if (const uint8_t st = map_mr_pages(mem_, p.reg, &next); st != VRNIC_AQ_STATUS_OK) {
+      return st;
+    }
+    counters_.sub(VRNIC_STAT_MR_PAGES, mr->pages.size());
+    counters_.add(VRNIC_STAT_MR_PAGES, next.pages.size());
+    mr->pages = std::move(next.pages);
+    mr->iova = p.reg.iova;
+    mr->length = p.reg.length;
+    mr->page_shift = p.reg.page_shift;
+    mr->base = p.reg.iova & ~((1ULL << p.reg.page_shift) - 1);
+  }
+  if (p.pd) {
+    --pds_[mr->pdn]->refs;
+    mr->pdn = p.reg.pdn;
+    ++pds_[mr->pdn]->refs;
+  }
+  if (p.access) {
+    mr->access = p.reg.access;
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
 void ObjectTable::remove_mr(uint32_t index) {
   --pds_[keys_.at(index)->pdn]->refs;
   keys_.erase(index);

@@ -36,6 +36,9 @@ class ObjectTable {
   uint8_t destroy_pd(uint32_t pdn);
   uint8_t reg_mr(const RegMrParams& p, uint32_t* key);
   uint8_t dereg_mr(uint32_t key);
+  // A registered region changed in place: it keeps its key, and on error
+  // stays as it was.
+  uint8_t rereg_mr(const ReregMrParams& p);
   uint8_t alloc_mr(uint32_t pdn, uint32_t max_pages, uint32_t* key);
   // The memory management WQEs of a QP of PD pdn: VRNIC_VERR_NONE, or why
   // they fail (VRNIC_VERR_MR_*).  A failure changes nothing.

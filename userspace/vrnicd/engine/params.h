@@ -44,6 +44,16 @@ struct RegMrParams {
   uint64_t pbl_addr = 0;
 };
 
+// REREG_MR of the registered region key: what changes, and to what (a
+// translation as REG_MR's, reg.pdn, reg.access).
+struct ReregMrParams {
+  uint32_t key = 0;
+  bool trans = false;
+  bool pd = false;
+  bool access = false;
+  RegMrParams reg;
+};
+
 struct CreateCqParams {
   QueueBufferDesc buf;
   uint32_t log_depth = 0;
