@@ -348,6 +348,8 @@ int vrnic_cmd_create_pd(struct vrnic_dev *dev, u32 *pdn);
 int vrnic_cmd_destroy_pd(struct vrnic_dev *dev, u32 pdn);
 int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 		     u32 *key);
+int vrnic_cmd_rereg_mr(struct vrnic_dev *dev, u32 key, u32 flags,
+		       const struct vrnic_reg_mr_params *p);
 int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key);
 int vrnic_cmd_alloc_mr(struct vrnic_dev *dev, u32 pdn, u32 max_pages, u32 *key);
 int vrnic_cmd_alloc_mw(struct vrnic_dev *dev, u32 pdn, u32 type, u32 *key);

@@ -273,6 +273,34 @@ int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 	return err;
 }
 
+/*
+ * REREG_MR of the region key: what @flags (VRNIC_AQ_REREG_MR_F_*) names
+ * comes from @p, the translation (F_TRANS), pdn (F_PD) or access
+ * (F_ACCESS); the rest stays 0, as the device wants it.
+ */
+int vrnic_cmd_rereg_mr(struct vrnic_dev *dev, u32 key, u32 flags,
+		       const struct vrnic_reg_mr_params *p)
+{
+	union vrnic_aq_cmd cmd;
+
+	if ((flags & VRNIC_AQ_REREG_MR_F_TRANS) && p->indirect)
+		flags |= VRNIC_AQ_REREG_MR_F_INDIRECT;
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_REREG_MR, flags);
+	cmd.rereg_mr.key = cpu_to_le32(key);
+	if (flags & VRNIC_AQ_REREG_MR_F_TRANS) {
+		cmd.rereg_mr.iova = cpu_to_le64(p->iova);
+		cmd.rereg_mr.length = cpu_to_le64(p->length);
+		cmd.rereg_mr.pbl_addr = cpu_to_le64(p->pbl_addr);
+		cmd.rereg_mr.npages = cpu_to_le32(p->npages);
+		cmd.rereg_mr.page_shift = cpu_to_le32(p->page_shift);
+	}
+	if (flags & VRNIC_AQ_REREG_MR_F_PD)
+		cmd.rereg_mr.pdn = cpu_to_le32(p->pdn);
+	if (flags & VRNIC_AQ_REREG_MR_F_ACCESS)
+		cmd.rereg_mr.access = cpu_to_le32(p->access);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
 int vrnic_cmd_dereg_mr(struct vrnic_dev *dev, u32 key)
 {
 	return vrnic_cmd_destroy(dev, VRNIC_AQ_OP_DEREG_MR, key);

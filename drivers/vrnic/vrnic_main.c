@@ -543,6 +543,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
 	.del_gid = vrnic_del_gid,
 	.dereg_mr = vrnic_dereg_mr,
+	.rereg_user_mr = vrnic_rereg_user_mr,
 	.destroy_ah = vrnic_destroy_ah,
 	.destroy_cq = vrnic_destroy_cq,
 	.destroy_qp = vrnic_destroy_qp,

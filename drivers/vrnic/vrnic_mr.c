@@ -166,6 +166,37 @@ err_nomem:
 }
 
 /*
+ * The translation of @umem, mapped at @virt_addr for @length bytes, for
+ * REG_MR or REREG_MR: into @p, with its page list in @pbl.
+ */
+static int vrnic_mr_translation(struct vrnic_dev *dev, struct ib_umem *umem,
+				u64 virt_addr, u64 length,
+				struct vrnic_reg_mr_params *p,
+				struct vrnic_pbl *pbl)
+{
+	unsigned long pgsz;
+	int err;
+
+	pgsz = ib_umem_find_best_pgsz(umem,
+				      dev->attrs.page_size_cap &
+				      GENMASK_ULL(VRNIC_MR_MAX_PAGE_SHIFT,
+						  VRNIC_MR_MIN_PAGE_SHIFT),
+				      virt_addr);
+	if (!pgsz)
+		return -EINVAL;
+	p->npages = ib_umem_num_dma_blocks(umem, pgsz);
+	err = vrnic_pbl_build(dev, umem, pgsz, p->npages, pbl);
+	if (err)
+		return err;
+	p->iova = virt_addr;
+	p->length = length;
+	p->pbl_addr = pbl->dir_dma;
+	p->indirect = pbl->nlists != 0;
+	p->page_shift = __ffs(pgsz);
+	return 0;
+}
+
+/*
  * Register mr->umem with the device: its page list, then REG_MR.  On
  * failure the umem is gone (released, or kept by reclaim while a dead
  * device may still use it).
@@ -174,31 +205,16 @@ static int vrnic_reg_umem(struct vrnic_dev *dev, struct vrnic_mr *mr, u32 pdn,
 			  u64 virt_addr, u64 length, int access)
 {
 	struct vrnic_reg_mr_params p = {};
-	unsigned long pgsz;
 	struct vrnic_pbl pbl;
 	int err;
 
-	pgsz = ib_umem_find_best_pgsz(mr->umem,
-				      dev->attrs.page_size_cap &
-				      GENMASK_ULL(VRNIC_MR_MAX_PAGE_SHIFT,
-						  VRNIC_MR_MIN_PAGE_SHIFT),
-				      virt_addr);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_release;
+	err = vrnic_mr_translation(dev, mr->umem, virt_addr, length, &p, &pbl);
+	if (err) {
+		ib_umem_release(mr->umem);
+		return err;
 	}
-	p.npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
-	err = vrnic_pbl_build(dev, mr->umem, pgsz, p.npages, &pbl);
-	if (err)
-		goto err_release;
-
-	p.iova = virt_addr;
-	p.length = length;
-	p.pbl_addr = pbl.dir_dma;
-	p.indirect = pbl.nlists != 0;
 	p.pdn = pdn;
 	p.access = vrnic_access(access);
-	p.page_shift = __ffs(pgsz);
 	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
 	/* The device copies the list at REG_MR, unless it died on it. */
 	vrnic_reclaim(dev, vrnic_lend_failed(dev, err), vrnic_release_pbl,
@@ -207,26 +223,32 @@ static int vrnic_reg_umem(struct vrnic_dev *dev, struct vrnic_mr *mr, u32 pdn,
 	if (err)
 		vrnic_reclaim_umem(dev, mr->umem, vrnic_lend_failed(dev, err));
 	return err;
+}
 
-err_release:
-	ib_umem_release(mr->umem);
-	return err;
+/* The access rights a user MR may have: -EOPNOTSUPP for any other. */
+static int vrnic_mr_access_ok(struct vrnic_dev *dev, int access)
+{
+	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING;
+
+	if (access & ~supported) {
+		ibdev_dbg(&dev->ibdev, "unsupported MR access %#x\n", access);
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibpd->device);
-	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING;
 	struct vrnic_mr *mr;
 	int err;
 
-	if (access & ~supported) {
-		ibdev_dbg(&dev->ibdev, "unsupported MR access %#x\n", access);
-		return ERR_PTR(-EOPNOTSUPP);
-	}
+	err = vrnic_mr_access_ok(dev, access);
+	if (err)
+		return ERR_PTR(err);
 	if (!length || length > dev->attrs.max_mr_size)
 		return ERR_PTR(-EINVAL);
 
@@ -247,6 +269,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err)
 		goto err_uncharge;
 
+	mr->access = access;
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	return &mr->ibmr;
@@ -256,6 +279,106 @@ err_uncharge:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * REREG_MR's new translation: @length bytes at @start, mapped at
+ * @virt_addr, pinned for @access into *@umem, its page list in @pbl.
+ */
+static int vrnic_rereg_pin(struct vrnic_dev *dev, u64 start, u64 length,
+			   u64 virt_addr, int access, struct ib_umem **umem,
+			   struct vrnic_reg_mr_params *p, struct vrnic_pbl *pbl)
+{
+	int err;
+
+	if (!length || length > dev->attrs.max_mr_size)
+		return -EINVAL;
+	*umem = vrnic_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(*umem))
+		return PTR_ERR(*umem);
+	err = vrnic_mr_translation(dev, *umem, virt_addr, length, p, pbl);
+	if (err)
+		ib_umem_release(*umem);
+	return err;
+}
+
+/*
+ * After REREG_MR (@err) with a new translation: as at REG_MR, the list is
+ * copied unless the device died; then the old pages go, which the device
+ * no longer reaches, or on failure the new ones.
+ */
+static int vrnic_rereg_unpin(struct vrnic_dev *dev, struct vrnic_mr *mr,
+			     struct ib_umem *umem, struct vrnic_pbl *pbl,
+			     int err)
+{
+	vrnic_reclaim(dev, vrnic_lend_failed(dev, err), vrnic_release_pbl,
+		      pbl, sizeof(*pbl));
+	if (err) {
+		vrnic_reclaim_umem(dev, umem, vrnic_lend_failed(dev, err));
+		return err;
+	}
+	ib_umem_release(mr->umem);
+	mr->umem = umem;
+	return 0;
+}
+
+/*
+ * A user MR changed in place (REREG_MR): it keeps its keys, as a rereg
+ * that mlx5 does without a new mkey does, and on failure it is as it was.
+ * New rights that change whether the pages must be pinned writable pin
+ * them again.  NULL tells ib_core the MR is the same one; it moves the MR
+ * to @ibpd and records the new range itself.
+ */
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibmr->device);
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	struct vrnic_reg_mr_params p = {};
+	struct ib_umem *umem = NULL;
+	struct vrnic_pbl pbl;
+	u32 aq_flags = 0;
+	int err;
+
+	if (!(dev->attrs.dev_caps & VRNIC_DEV_CAP_REREG_MR) || !mr->umem ||
+	    (flags & ~IB_MR_REREG_SUPPORTED))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	err = vrnic_mr_access_ok(dev, access);
+	if (err)
+		return ERR_PTR(err);
+	if (!(flags & IB_MR_REREG_TRANS) &&
+	    ib_access_writable(access) != ib_access_writable(mr->access)) {
+		/* The same range, pinned for the new rights. */
+		flags |= IB_MR_REREG_TRANS;
+		start = mr->umem->address;
+		length = mr->umem->length;
+		virt_addr = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		err = vrnic_rereg_pin(dev, start, length, virt_addr, access,
+				      &umem, &p, &pbl);
+		if (err)
+			return ERR_PTR(err);
+		aq_flags |= VRNIC_AQ_REREG_MR_F_TRANS;
+	}
+	if (flags & IB_MR_REREG_PD) {
+		p.pdn = to_vpd(ibpd)->pdn;
+		aq_flags |= VRNIC_AQ_REREG_MR_F_PD;
+	}
+	if (flags & IB_MR_REREG_ACCESS) {
+		p.access = vrnic_access(access);
+		aq_flags |= VRNIC_AQ_REREG_MR_F_ACCESS;
+	}
+	err = vrnic_cmd_rereg_mr(dev, mr->key, aq_flags, &p);
+	if (umem)
+		err = vrnic_rereg_unpin(dev, mr, umem, &pbl, err);
+	if (err)
+		return ERR_PTR(err);
+	mr->access = access;
+	return NULL;
 }
 
 /*

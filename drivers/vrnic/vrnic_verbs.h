@@ -34,6 +34,7 @@ struct vrnic_mr {
 	struct ib_umem *umem;
 	struct vrnic_ucontext *owner;	/* whose key quota it counts in */
 	u32 key;		/* as the device made it (DEREG_MR takes it) */
+	int access;		/* user MRs: IB_ACCESS_*, as registered */
 	/* Fast-register MRs: the page list a REG_MR WQE points the device at */
 	__le64 *pages;
 	dma_addr_t pages_dma;
@@ -198,6 +199,9 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 /* vrnic_mr.c */
 struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access, struct ib_udata *udata);
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

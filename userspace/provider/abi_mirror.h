@@ -42,6 +42,7 @@ using QueryPortCmd = Opaque<24>;
 using AllocPdCmd = Opaque<16>;
 using AllocMwCmd = Opaque<24>;
 using RegMrCmd = Opaque<48>;
+using ReregMrCmd = Opaque<56>;
 using CreateCqCmd = Opaque<40>;
 using CreateCqExCmd = Opaque<56>;
 using ResizeCqCmd = Opaque<24>;
@@ -78,6 +79,12 @@ struct RegMrResp {
   uint32_t rkey;
 };
 static_assert(sizeof(RegMrResp) == 12);
+
+struct ReregMrResp {
+  uint32_t lkey;
+  uint32_t rkey;
+};
+static_assert(sizeof(ReregMrResp) == 8);
 
 struct CreateCqResp {
   uint32_t cq_handle;

@@ -360,6 +360,7 @@ struct ibv_get_context;
 struct ibv_query_port;
 struct ibv_alloc_pd;
 struct ibv_reg_mr;
+struct ibv_rereg_mr;
 struct ibv_alloc_mw;
 struct ibv_create_cq;
 struct ibv_create_cq_ex;
@@ -411,6 +412,9 @@ int ibv_cmd_dealloc_pd(ibv_pd* pd);
 int ibv_cmd_reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access,
                    verbs_mr* vmr, struct ibv_reg_mr* cmd, size_t cmd_size,
                    ib_uverbs_reg_mr_resp* resp, size_t resp_size);
+int ibv_cmd_rereg_mr(verbs_mr* vmr, uint32_t flags, void* addr, size_t length, uint64_t hca_va,
+                     int access, ibv_pd* pd, struct ibv_rereg_mr* cmd, size_t cmd_sz,
+                     ib_uverbs_rereg_mr_resp* resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(verbs_mr* vmr);
 int ibv_cmd_alloc_mw(ibv_pd* pd, ibv_mw_type type, ibv_mw* mw, struct ibv_alloc_mw* cmd,
                      size_t cmd_size, ib_uverbs_alloc_mw_resp* resp, size_t resp_size);

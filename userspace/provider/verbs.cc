@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,17 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int acces
     return nullptr;
   }
   return &mr->vmr.ibv_mr;
+}
+
+// In place, through the kernel: the keys stay (libibverbs copies them
+// back), and the device takes the new range, PD or rights.
+int rereg_mr(verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, size_t length, int access) noexcept {
+  abi::ReregMrCmd cmd{};
+  abi::ReregMrResp resp{};
+  return ibv_cmd_rereg_mr(vmr, static_cast<uint32_t>(flags), addr, length,
+                          std::bit_cast<uintptr_t>(addr), access, pd,
+                          abi::as<struct ibv_rereg_mr>(&cmd), sizeof(cmd),
+                          abi::as<ib_uverbs_rereg_mr_resp>(&resp), sizeof(resp));
 }
 
 int dereg_mr(verbs_mr* vmr) noexcept {

@@ -159,6 +159,7 @@ const verbs_context_ops kContextOps = {
     .query_srq = query_srq,
     .reg_mr = reg_mr,
     .req_notify_cq = req_notify_cq,
+    .rereg_mr = rereg_mr,
     .resize_cq = resize_cq,
 };
 #if defined(__clang__) && __has_warning("-Wmissing-designated-field-initializers")

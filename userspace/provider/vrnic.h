@@ -191,6 +191,7 @@ int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) noexcept;
 ibv_pd* alloc_pd(ibv_context* ctx) noexcept;
 int dealloc_pd(ibv_pd* pd) noexcept;
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access) noexcept;
+int rereg_mr(verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, size_t length, int access) noexcept;
 int dereg_mr(verbs_mr* vmr) noexcept;
 ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) noexcept;
 int dealloc_mw(ibv_mw* mw) noexcept;

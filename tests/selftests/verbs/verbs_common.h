@@ -192,5 +192,9 @@ bool do_mw_type1(void);
 bool do_mw_zero_based(void);
 bool do_mw_type2(void);
 bool do_mw_errors(void);
+bool do_rereg_translation(void);
+bool do_rereg_access(void);
+bool do_rereg_pd(void);
+bool do_rereg_errors(void);
 
 #endif

@@ -4,7 +4,8 @@
  * GID: every opcode on every QP type, inline or not, with one to four
  * SGEs, through both post APIs and both CQ APIs; random data checked byte
  * for byte and every CQE field checked; atomics; CQ events; resize; SRQ;
- * the QP state machine; and every error the verbs spec promises.
+ * the QP state machine; memory windows; ibv_rereg_mr; and every error the
+ * verbs spec promises.
  *
  *   vrnic_verbs DEVICE GID_INDEX [SEED]
  */
@@ -116,6 +117,13 @@ static const struct named_test tests[] = {
 	  do_mw_zero_based },
 	{ "memory windows: bind without MW_BIND is MW_BIND_ERR; SEND_WITH_INV of another PD's "
 	  "window is REM_INV_REQ_ERR on both sides", do_mw_errors },
+	{ "ibv_rereg_mr CHANGE_TRANSLATION: same keys; the new range written, the old refused",
+	  do_rereg_translation },
+	{ "ibv_rereg_mr CHANGE_ACCESS: write granted (untouched pages pinned again) and taken "
+	  "away; a refused change changes nothing", do_rereg_access },
+	{ "ibv_rereg_mr CHANGE_PD: out of the QPs' reach, its new PD busy; back, in reach",
+	  do_rereg_pd },
+	{ "ibv_rereg_mr refused (no flags; PROT_NONE range): the MR stays", do_rereg_errors },
 };
 
 int main(int argc, char **argv)
