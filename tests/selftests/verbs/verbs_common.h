@@ -57,6 +57,14 @@ void verbs_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		FAIL(__VA_ARGS__);				\
 } while (0)
 
+/* CHECK for functions with something to clean up at out:. */
+#define CHECK_OUT(cond, ...) do {				\
+	if (!(cond)) {						\
+		snprintf(why, sizeof(why), __VA_ARGS__);	\
+		goto out;					\
+	}							\
+} while (0)
+
 struct qp_opts {
 	int cqe;
 	int max_send_wr;

@@ -14,14 +14,6 @@
 
 #define WIN_LEN 8192
 
-/* CHECK for functions with something to clean up at out:. */
-#define CHECK_OUT(cond, ...) do {				\
-	if (!(cond)) {						\
-		snprintf(why, sizeof(why), __VA_ARGS__);	\
-		goto out;					\
-	}							\
-} while (0)
-
 /* A pair whose side 1 MR allows windows. */
 static bool mw_pair(struct pair *p, int access1)
 {

@@ -119,7 +119,7 @@ static const struct named_test tests[] = {
 	  "window is REM_INV_REQ_ERR on both sides", do_mw_errors },
 	{ "ibv_rereg_mr CHANGE_TRANSLATION: same keys; the new range written, the old refused",
 	  do_rereg_translation },
-	{ "ibv_rereg_mr CHANGE_ACCESS: write granted (untouched pages pinned again) and taken "
+	{ "ibv_rereg_mr CHANGE_ACCESS: write granted (over pages never touched) and taken "
 	  "away; a refused change changes nothing", do_rereg_access },
 	{ "ibv_rereg_mr CHANGE_PD: out of the QPs' reach, its new PD busy; back, in reach",
 	  do_rereg_pd },
