@@ -154,6 +154,32 @@ lost_message() { # HOW_MANY_EMPTY: qperf_client_all's ud_lat verdict
 		echo "runs: $(<"$dir/runs")"
 	)
 }
+# A server that does not answer: the client asks where it waits; stuck in
+# qperf's exit() deadlock is a skip, anything else a failure.
+silent_server() { # REPORT_FILE: qperf_client_all's uc_bw verdict
+	(
+		source tests/selftests/lib.sh
+		source tests/selftests/middleware/qperf_lib.sh
+		report=$1
+		PAIR_TAG=$dir/tag
+		qperf() {
+			case $* in
+			*uc_bw) echo "failed to receive node information: timed out"; return 1 ;;
+			*) echo "bw = 1 MB/sec" ;;
+			esac
+		}
+		pair_where() { cat "$report"; }
+		out=$(qperf_client_all 10.0.0.1)
+		qperf_case uc_bw "$(qperf_section "$out" uc_bw)" "$(qperf_section_status "$out" uc_bw)"
+	)
+}
+out=$(silent_server "$dir/exit-in-exit")
+grep -q "^ok 1 qperf uc_bw # SKIP qperf's server did not answer: it was deadlocked" <<<"$out"
+check "a qperf server that does not answer, deadlocked in its exit(): SKIP" $?
+out=$(silent_server "$dir/live")
+grep -q '^not ok 1 qperf uc_bw: no result' <<<"$out"
+check "a qperf server that does not answer for another reason: a failure" $?
+
 out=$(lost_message 1)
 grep -q '^ok 1 qperf ud_lat # SKIP' <<<"$out" && grep -qx 'runs: 2' <<<"$out"
 check "a server error that came through empty runs once more" $?

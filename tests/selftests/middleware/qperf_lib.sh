@@ -35,6 +35,15 @@ qperf_case() {
 		qperf_hung "qperf $t$where" "$out"
 		return
 	fi
+	# The server, stuck in qperf's own exit() deadlock after the test
+	# before (seen on Linux 6.12's rxe guest), accepts nobody: qperf's
+	# bug, not vrnic's.  Any other silence fails.
+	if [[ $rc != 0 ]] && grep -q "^# qperf's server did not answer" <<<"$out" &&
+		stuck_in_exit <(printf '%s\n' "$out"); then
+		ktap_skip "qperf $t$where" "qperf's server did not answer: it was deadlocked in its own exit() (stacks: $(grep -cE '__run_exit_handlers|<signal handler called>' <<<"$out") exit and signal frames)"
+		ktap_diag "$out"
+		return
+	fi
 	if [[ -n ${qperf_roce_error[$t]:-} ]]; then
 		if [[ -z $fig ]] && grep -qF "${qperf_roce_error[$t]}" <<<"$out"; then
 			ktap_skip "qperf $t$where" "qperf sends no GID and RoCE needs one: \"${qperf_roce_error[$t]}\" (rxe and mlx5 the same)"
@@ -112,6 +121,11 @@ qperf_client_all() {
 			printf '%s\n# qperf lost its server'"'"'s error message; once more\n' "$out"
 			out=$(qperf_client_one "$t" "$1")
 			rc=$?
+		fi
+		# A server that does not answer: where it waits, for qperf_case.
+		if ((rc != 0)) && [[ -n ${PAIR_TAG:-} ]] &&
+			grep -q 'failed to receive node information: timed out' <<<"$out"; then
+			out+=$'\n# qperf'"'"'s server did not answer; where it waits:\n'$(pair_where "qperf-$t-silent")
 		fi
 		printf '%s\n=== exit %s\n' "$out" "$rc"
 	done
