@@ -59,6 +59,18 @@ static bool same_keys(const struct ibv_mr *mr, uint32_t lkey, uint32_t rkey, con
 	return true;
 }
 
+/* The end of a case: the MR and its memory go; ok unless that fails. */
+static bool mr_done(struct ibv_mr *mr, uint8_t *a, bool ok)
+{
+	if (mr && ibv_dereg_mr(mr) && ok) {
+		snprintf(why, sizeof(why), "ibv_dereg_mr failed");
+		ok = false;
+	}
+	if (a)
+		munmap(a, MR_LEN);
+	return ok;
+}
+
 /*
  * CHANGE_TRANSLATION: the same keys reach the new buffer and refuse the
  * old one, which no write reaches any more.
@@ -89,13 +101,9 @@ bool do_rereg_translation(void)
 	CHECK_OUT(a[100] == 0x5a && a[163] == 0x5a, "the old range was written");
 	ok = true;
 out:
-	if (mr && ibv_dereg_mr(mr) && ok) {
-		snprintf(why, sizeof(why), "ibv_dereg_mr failed");
-		ok = false;
-	}
-	munmap(a, MR_LEN);
-	munmap(b, MR_LEN);
-	return ok;
+	if (b)
+		munmap(b, MR_LEN);
+	return mr_done(mr, a, ok);
 }
 
 /*
@@ -140,13 +148,7 @@ bool do_rereg_access(void)
 		goto out;
 	ok = true;
 out:
-	if (mr && ibv_dereg_mr(mr) && ok) {
-		snprintf(why, sizeof(why), "ibv_dereg_mr failed");
-		ok = false;
-	}
-	if (a)
-		munmap(a, MR_LEN);
-	return ok;
+	return mr_done(mr, a, ok);
 }
 
 /*
@@ -179,16 +181,11 @@ bool do_rereg_pd(void)
 		goto out;
 	ok = true;
 out:
-	if (mr && ibv_dereg_mr(mr) && ok) {
-		snprintf(why, sizeof(why), "ibv_dereg_mr failed");
-		ok = false;
-	}
+	ok = mr_done(mr, a, ok);
 	if (pd2 && ibv_dealloc_pd(pd2) && ok) {
 		snprintf(why, sizeof(why), "ibv_dealloc_pd failed once the MR left it");
 		ok = false;
 	}
-	if (a)
-		munmap(a, MR_LEN);
 	return ok;
 }
 
@@ -217,13 +214,7 @@ bool do_rereg_errors(void)
 		goto out;
 	ok = true;
 out:
-	if (mr && ibv_dereg_mr(mr) && ok) {
-		snprintf(why, sizeof(why), "ibv_dereg_mr failed");
-		ok = false;
-	}
-	if (a)
-		munmap(a, MR_LEN);
 	if (gone)
 		munmap(gone, MR_LEN);
-	return ok;
+	return mr_done(mr, a, ok);
 }
