@@ -185,7 +185,8 @@ void publish_ci(Cq* cq) noexcept {
 // its CQs, as mlx5 and irdma do: software frees a QP's work request
 // contexts with it, and libfabric's verbs provider drains its CQs right
 // after destroying a QP, so an entry left behind would hand back a freed
-// wr_id.  The device writes nothing for the QP once DESTROY_QP completed.
+// wr_id.  A move to RESET does the same (mlx5).  The device writes nothing
+// for the QP once DESTROY_QP, or MODIFY_QP to RESET, completed.
 // The written entries after the dropped ones move up over them, from the
 // newest back, and ci passes the slots they leave; the device writes only
 // beyond the newest, within the ci it last read.

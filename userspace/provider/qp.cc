@@ -171,16 +171,28 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept {
   return qp;
 }
 
-int destroy_qp(ibv_qp* ibqp) noexcept {
-  const int err = ibv_cmd_destroy_qp(ibqp);
-  if (err != 0) {
-    return err;
-  }
+namespace {
+
+// The QP's completions that were not polled leave its CQs (clean_cq): once
+// it is destroyed, and once it is in RESET, as mlx5 does.  A QP that went
+// through ERR to RESET to be used again must not have its old flushes found
+// by the traffic that follows (rdma-core's test_mr_rereg_pd).
+void clean_cqs(const ibv_qp* ibqp) noexcept {
   for (ibv_cq* cq : {ibqp->send_cq, ibqp->recv_cq == ibqp->send_cq ? nullptr : ibqp->recv_cq}) {
     if (cq != nullptr) {
       clean_cq(to_vcq(cq), ibqp->qp_num);
     }
   }
+}
+
+}  // namespace
+
+int destroy_qp(ibv_qp* ibqp) noexcept {
+  const int err = ibv_cmd_destroy_qp(ibqp);
+  if (err != 0) {
+    return err;
+  }
+  clean_cqs(ibqp);
   delete_qp(to_vqp(ibqp));
   return 0;
 }
@@ -201,6 +213,7 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
     qp->rq.pi = 0;
     store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_pi), 0);
     store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi), 0);
+    clean_cqs(ibqp);
   }
   return 0;
 }

@@ -172,7 +172,7 @@ bool do_resize_cq(void);
 bool do_resize_cq_below(void);
 bool do_cq_overrun(void);
 bool do_cq_max_cqe(void);
-bool do_destroy_qp_cleans_cq(void);
+bool do_qp_gone_cleans_cq(bool reset);
 bool do_srq(void);
 bool do_query_qp(void);
 bool do_bad_transitions(void);

@@ -265,11 +265,28 @@ out:
  * ibv_destroy_qp takes the QP's completions that were not polled out of its
  * CQ, as mlx5 does: libfabric's verbs provider drains its CQs right after
  * destroying a QP and hands what it finds to contexts it freed with the QP.
- * Two QPs complete into one small CQ, interleaved; the second is destroyed
- * with its completions unpolled, and the CQ yields exactly the first's, in
- * order.  Three rounds, so that the ring wraps.
+ * So does a move to RESET (mlx5 again; rdma-core's test_mr_rereg_pd counts
+ * on it): after ERR and RESET, the QP's flushed receive is not found by the
+ * traffic that follows.  Two QPs complete into one small CQ, interleaved;
+ * the second is destroyed (or, with a receive posted, moved to ERR and to
+ * RESET) with its completions unpolled, and the CQ yields exactly the
+ * first's, in order.  Three rounds, so that the ring wraps.
  */
-bool do_destroy_qp_cleans_cq(void)
+/* q's first QP goes: to ERR with a receive posted (a flush) and to RESET. */
+static bool qp_reset_unpolled(struct pair *q)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge sg = { (uintptr_t)q->s[0].buf, 64, q->s[0].mr->lkey };
+
+	CHECK(!post_recv(&q->s[0], 999, &sg, 1), "post_recv of the receive to flush failed");
+	CHECK(!ibv_modify_qp(q->s[0].qp, &a, IBV_QP_STATE), "to ERR: %s", strerror(errno));
+	sleep_ms(50);	/* its flush is written, unpolled */
+	a.qp_state = IBV_QPS_RESET;
+	CHECK(!ibv_modify_qp(q->s[0].qp, &a, IBV_QP_STATE), "to RESET: %s", strerror(errno));
+	return true;
+}
+
+bool do_qp_gone_cleans_cq(bool reset)
 {
 	struct qp_opts o = default_opts();
 	struct pair p = { 0 }, q = { 0 };
@@ -295,11 +312,13 @@ bool do_destroy_qp_cleans_cq(void)
 		    !wait_bytes(p.s[1].buf + REMOTE_OFF + 128, p.s[0].buf + 128, 64))
 			goto out;
 		sleep_ms(50);
-		if (ibv_destroy_qp(q.s[0].qp)) {
-			snprintf(why, sizeof(why), "ibv_destroy_qp: %s", strerror(errno));
-			goto out;
+		if (reset) {
+			if (!qp_reset_unpolled(&q))
+				goto out;
+		} else {
+			CHECK_OUT(!ibv_destroy_qp(q.s[0].qp), "ibv_destroy_qp: %s", strerror(errno));
+			q.s[0].qp = NULL;
 		}
-		q.s[0].qp = NULL;
 		for (i = 0; i < 3; i++)
 			if (!expect_status(&p.s[0], 10 * (uint64_t)round + (uint64_t)i, IBV_WC_SUCCESS,
 					   "the live QP's completion"))

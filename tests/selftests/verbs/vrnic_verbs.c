@@ -66,6 +66,8 @@ static bool inline_post(void) { return do_inline_too_big(false); }
 static bool inline_wr(void) { return do_inline_too_big(true); }
 static bool wrong_state_post(void) { return do_wrong_state(false); }
 static bool wrong_state_wr(void) { return do_wrong_state(true); }
+static bool destroy_cleans_cq(void) { return do_qp_gone_cleans_cq(false); }
+static bool reset_cleans_cq(void) { return do_qp_gone_cleans_cq(true); }
 
 static const struct named_test tests[] = {
 	{ "SEND_WITH_IMM of 0 bytes, into a receive with no SGE", do_zero_length },
@@ -107,7 +109,9 @@ static const struct named_test tests[] = {
 	{ "ibv_wr_* batch with a bad WR posts nothing", do_wr_batch_error },
 	{ "CQ overrun: IBV_EVENT_CQ_ERR", do_cq_overrun },
 	{ "ibv_destroy_qp takes the QP's unpolled completions out of a shared CQ",
-	  do_destroy_qp_cleans_cq },
+	  destroy_cleans_cq },
+	{ "to ERR and RESET: the QP's unpolled completions, its flush too, leave a shared CQ",
+	  reset_cleans_cq },
 	{ "UD multicast: loopback to a member, none after detach, RC refused", do_mcast },
 	{ "memory window type 1: ibv_bind_mw (LOCAL_WRITE beside the remote rights taken, "
 	  "zero-based EINVAL), WRITE within it, refused past it", do_mw_type1 },
