@@ -174,18 +174,122 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 }
 
 /* The next CQE if the device has written it (cq->lock held). */
-static struct vrnic_cqe *vrnic_next_cqe(struct vrnic_cq *cq, u32 *info)
+static struct vrnic_cqe *vrnic_cqe_slot(struct vrnic_cq *cq, u32 idx)
 {
-	struct vrnic_cqe *cqe = cq->qb.buf + PAGE_SIZE +
-		((size_t)vrnic_ring_slot(cq->ci, cq->log_depth) << VRNIC_CQE_LOG_SIZE);
+	return cq->qb.buf + PAGE_SIZE +
+		((size_t)vrnic_ring_slot(idx, cq->log_depth) << VRNIC_CQE_LOG_SIZE);
+}
+
+/* Entry idx of a kernel CQ, if the device has written it. */
+static struct vrnic_cqe *vrnic_cqe_at(struct vrnic_cq *cq, u32 idx, u32 *info)
+{
+	struct vrnic_cqe *cqe = vrnic_cqe_slot(cq, idx);
 	u32 v = le32_to_cpu(READ_ONCE(cqe->info));
 
-	if (FIELD_GET(VRNIC_CQE_OWNER_MASK, v) != vrnic_ring_owner(cq->ci, cq->log_depth))
+	if (FIELD_GET(VRNIC_CQE_OWNER_MASK, v) != vrnic_ring_owner(idx, cq->log_depth))
 		return NULL;
 	/* The rest of the entry was written before its info word. */
 	dma_rmb();
 	*info = v;
 	return cqe;
+}
+
+static struct vrnic_cqe *vrnic_next_cqe(struct vrnic_cq *cq, u32 *info)
+{
+	return vrnic_cqe_at(cq, cq->ci, info);
+}
+
+/* Give the consumed entries back to the device (cq->lock held). */
+static void vrnic_cq_publish_ci(struct vrnic_cq *cq)
+{
+	/* Done reading the entries before the device may reuse them. */
+	mb();
+	WRITE_ONCE(vrnic_cq_dbrec(cq)->ci, cpu_to_le32(cq->ci));
+}
+
+/*
+ * Take QP qpn's unpolled completions out of a kernel CQ.  The device
+ * writes nothing for the QP once MODIFY_QP to RESET, or DESTROY_QP,
+ * completed.  The written entries after the dropped ones move up over
+ * them, from the newest back, and ci passes the slots they leave; the
+ * device writes only beyond the newest.
+ */
+static void vrnic_cq_clean(struct vrnic_cq *cq, u32 qpn)
+{
+	u32 depth = 1U << cq->log_depth, written = 0, dropped = 0;
+	struct vrnic_cqe *cqe, *to;
+	unsigned long flags;
+	u32 idx, info;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (written < depth && vrnic_cqe_at(cq, cq->ci + written, &info))
+		written++;
+	for (idx = cq->ci + written; idx != cq->ci; ) {
+		cqe = vrnic_cqe_slot(cq, --idx);
+		if (le32_to_cpu(cqe->qpn) == qpn) {
+			dropped++;
+		} else if (dropped) {
+			to = vrnic_cqe_slot(cq, idx + dropped);
+			memmove(to, cqe, offsetof(struct vrnic_cqe, info));
+			info = le32_to_cpu(cqe->info) & ~VRNIC_CQE_OWNER_MASK;
+			info |= FIELD_PREP(VRNIC_CQE_OWNER_MASK,
+					   vrnic_ring_owner(idx + dropped, cq->log_depth));
+			WRITE_ONCE(to->info, cpu_to_le32(info));
+		}
+	}
+	if (dropped) {
+		cq->ci += dropped;
+		vrnic_cq_publish_ci(cq);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
+ * A kernel QP's state as its posting sees it, set under both ring locks:
+ * RESET before MODIFY_QP to RESET, so that nothing is posted while the
+ * device empties the rings (and the state before, if MODIFY_QP failed).
+ */
+void vrnic_kqp_set_state(struct vrnic_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	spin_lock(&qp->rq_lock);
+	qp->state = state;
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * After MODIFY_QP to RESET: the device set its consumer indexes to 0, so
+ * the producers start over; the QP's completions leave its CQs.
+ */
+void vrnic_kqp_reset(struct vrnic_qp *qp)
+{
+	struct vrnic_qp_dbrec *db = vrnic_qp_dbrec(qp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	spin_lock(&qp->rq_lock);
+	qp->sq.pi = 0;
+	qp->rq.pi = 0;
+	WRITE_ONCE(db->sq_pi, 0);
+	WRITE_ONCE(db->rq_pi, 0);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	vrnic_kqp_clean_cqs(qp);
+}
+
+/*
+ * A kernel QP's unpolled completions leave its CQs, once it is in RESET or
+ * destroyed (as mlx5 does): a QP used again, or one that gets a destroyed
+ * one's number, must not be handed the old entries.
+ */
+void vrnic_kqp_clean_cqs(struct vrnic_qp *qp)
+{
+	vrnic_cq_clean(to_vcq(qp->ibqp.send_cq), qp->qpn);
+	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
+		vrnic_cq_clean(to_vcq(qp->ibqp.recv_cq), qp->qpn);
 }
 
 static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
@@ -250,11 +354,8 @@ int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		}
 		vrnic_fill_wc(cqe, info, &qp->ibqp, &wc[n++]);
 	}
-	if (cq->ci != start) {
-		/* Done reading the entries before the device may reuse them. */
-		mb();
-		WRITE_ONCE(vrnic_cq_dbrec(cq)->ci, cpu_to_le32(cq->ci));
-	}
+	if (cq->ci != start)
+		vrnic_cq_publish_ci(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

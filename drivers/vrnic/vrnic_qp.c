@@ -306,6 +306,33 @@ static int vrnic_qp_attr_to_hw(const struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/*
+ * MODIFY_QP.  A kernel QP to RESET posts nothing while the device empties
+ * its rings; then its producers start over and its completions leave its
+ * CQs (vrnic_kqp_reset).
+ */
+static int vrnic_modify_qp_cmd(struct vrnic_dev *dev, struct vrnic_qp *qp,
+			       enum ib_qp_state next, u32 hw_mask,
+			       const struct vrnic_qp_attr *a)
+{
+	bool kreset = next == IB_QPS_RESET && !qp->mmap_entry;
+	enum ib_qp_state prev = qp->state;
+	int err;
+
+	if (kreset)
+		vrnic_kqp_set_state(qp, IB_QPS_RESET);
+	err = vrnic_cmd_modify_qp(dev, qp->qpn, hw_mask, a);
+	if (err) {
+		if (kreset)
+			vrnic_kqp_set_state(qp, prev);
+		return err;
+	}
+	if (kreset)
+		vrnic_kqp_reset(qp);
+	qp->state = next;
+	return 0;
+}
+
 int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
@@ -338,11 +365,7 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = vrnic_qp_attr_to_hw(attr, mask, next, &a);
 	if (err)
 		return err;
-	err = vrnic_cmd_modify_qp(dev, qp->qpn, hw_mask, &a);
-	if (err)
-		return err;
-	qp->state = next;
-	return 0;
+	return vrnic_modify_qp_cmd(dev, qp, next, hw_mask, &a);
 }
 
 static void vrnic_av_to_ah(struct vrnic_dev *dev, const struct vrnic_av *av,
@@ -472,6 +495,8 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 	mutex_unlock(&dev->obj_xa_lock);
 	vrnic_eq_sync(dev, 0);	/* no async event handler still has it */
+	if (!qp->mmap_entry)
+		vrnic_kqp_clean_cqs(qp);
 	rdma_user_mmap_entry_remove(qp->mmap_entry);
 	vrnic_reclaim_qbuf(dev, &qp->qb, err);
 	return 0;

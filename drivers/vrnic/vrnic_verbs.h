@@ -226,6 +226,9 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void vrnic_kqp_set_state(struct vrnic_qp *qp, enum ib_qp_state state);
+void vrnic_kqp_reset(struct vrnic_qp *qp);
+void vrnic_kqp_clean_cqs(struct vrnic_qp *qp);
 
 /* vrnic_qp.c */
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
