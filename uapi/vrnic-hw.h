@@ -509,6 +509,12 @@ enum vrnic_qp_type {
  * 0x80010000 and accepts only datagrams that carry that Q_Key.
  */
 #define VRNIC_AQ_CREATE_QP_F_GSI	VRNIC_BIT(2)
+/*
+ * F_BLOCK_SELF_MCAST_LB: the QP does not receive the multicast datagrams it
+ * sends itself (other members on the port still do).  Announced by
+ * VRNIC_DEV_CAP_BLOCK_MCAST_LB.
+ */
+#define VRNIC_AQ_CREATE_QP_F_BLOCK_SELF_MCAST_LB	VRNIC_BIT(3)
 #define VRNIC_GSI_QPN			1
 #define VRNIC_GSI_QKEY			0x80010000
 #define VRNIC_WQE_MIN_LOG_STRIDE	6
@@ -800,6 +806,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_MW		VRNIC_BIT(8)
 /* REREG_MR: a registered region's translation, PD and rights, in place */
 #define VRNIC_DEV_CAP_REREG_MR		VRNIC_BIT(9)
+/* CREATE_QP's F_BLOCK_SELF_MCAST_LB */
+#define VRNIC_DEV_CAP_BLOCK_MCAST_LB	VRNIC_BIT(10)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */

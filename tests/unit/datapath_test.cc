@@ -545,6 +545,68 @@ TEST_F(DataPathTest, MulticastReachesEveryMember) {
   EXPECT_EQ(done[q[2].qpn].size(), 1U);
 }
 
+// CREATE_QP's BLOCK_SELF_MCAST_LB: a member that sends to its group gets
+// no copy of its own datagram (every other member does, and a member
+// without the flag gets its own); a datagram from the wire is never its
+// own, even from a QP of the same number elsewhere.
+TEST_F(DataPathTest, MulticastSelfLoopbackCanBeBlocked) {
+  std::array<DataPath::Qp, 3> q;  // q[0] blocks its own multicasts
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i].type = VRNIC_QPT_UD;
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &q[i], 64,
+                            i == 0 ? VRNIC_AQ_CREATE_QP_F_BLOCK_SELF_MCAST_LB : 0),
+              VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.connect(q[i], 0), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.mcast(VRNIC_AQ_OP_ATTACH_MCAST, q[i].qpn, kGroup), VRNIC_AQ_STATUS_OK);
+  }
+  std::vector<std::vector<std::byte>> wire;
+  dp_.dev().engine().set_wire(
+      [&](std::span<const std::byte> f) { wire.emplace_back(f.begin(), f.end()); });
+  const vrnic_av av = group_av();
+  // Receive completions by QPN after from sends one datagram (or after
+  // frame comes from the wire, when given).
+  auto round = [&](size_t from, const std::vector<std::byte>* frame) {
+    for (size_t m = 0; m < q.size(); ++m) {
+      const vrnic_sge rsge{buf_b_ + m * 4096U, 4096, key_b_};
+      dp_.post_recv(q[m], 100 + m, std::span(&rsge, 1));
+    }
+    if (frame != nullptr) {
+      EXPECT_TRUE(dp_.dev().receive_frame_st(*frame));
+    } else {
+      auto h = sqe(VRNIC_WQE_SEND, 1);
+      h.remote_qpn = vrnicd::roce::kMulticastQpn;
+      h.remote_qkey = 0x1234;
+      const vrnic_sge ssge{buf_a_, 100, key_a_};
+      dp_.post_send(q[from], h, std::span(&ssge, 1), &av);
+    }
+    dp_.run();
+    std::map<uint32_t, int> recvs;
+    while (auto e = dp_.poll(cq_)) {
+      EXPECT_EQ(status_of(*e), VRNIC_CQE_SUCCESS);
+      if (e->opcode == VRNIC_CQE_RECV) {
+        EXPECT_EQ(e->src_qp, q[from].qpn);
+        ++recvs[e->qpn];
+      }
+    }
+    return recvs;
+  };
+  auto got = round(0, nullptr);
+  EXPECT_EQ(got[q[0].qpn], 0) << "the blocking sender";
+  EXPECT_EQ(got[q[1].qpn], 1);
+  EXPECT_EQ(got[q[2].qpn], 1);
+  got = round(1, nullptr);
+  EXPECT_EQ(got[q[0].qpn], 1);
+  EXPECT_EQ(got[q[1].qpn], 1) << "a sender without the flag";
+  EXPECT_EQ(got[q[2].qpn], 1);
+  // q[0]'s datagram as the wire carried it, coming back from the wire.
+  ASSERT_EQ(wire.size(), 2U);
+  const std::vector<std::byte> from_q0 = wire[0];
+  got = round(0, &from_q0);
+  EXPECT_EQ(got[q[0].qpn], 1) << "from the wire";
+  EXPECT_EQ(got[q[1].qpn], 1);
+  EXPECT_EQ(got[q[2].qpn], 1);
+}
+
 // Frames that leave the device carry their ICRC.  Frames between QPs of
 // the device loop back inside it unsealed, and no ICRC is checked on them
 // (hw-spec: Transport).  A datagram to a group with members here is both:

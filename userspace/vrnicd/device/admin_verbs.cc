@@ -135,13 +135,14 @@ bool decode_create_qp(const vrnic_aq_create_qp& c, const DeviceLimits& l, Create
   }
   p->sq_sig_all = (flags & VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL) != 0;
   p->gsi = (flags & VRNIC_AQ_CREATE_QP_F_GSI) != 0;
+  p->block_self_mcast_lb = (flags & VRNIC_AQ_CREATE_QP_F_BLOCK_SELF_MCAST_LB) != 0;
   p->buf = buffer_of(c.buf);
   p->sq = {vrnic::le16(c.sq_page), c.sq_log_depth, c.sq_log_stride};
   p->rq = {vrnic::le16(c.rq_page), c.rq_log_depth, c.rq_log_stride};
   p->max_inline = vrnic::le32(c.max_inline);
   const bool ud = t == VRNIC_QPT_UD;
   if ((flags & ~(VRNIC_AQ_CREATE_QP_F_SQ_SIG_ALL | VRNIC_AQ_CREATE_QP_F_SRQ |
-                 VRNIC_AQ_CREATE_QP_F_GSI)) != 0 ||
+                 VRNIC_AQ_CREATE_QP_F_GSI | VRNIC_AQ_CREATE_QP_F_BLOCK_SELF_MCAST_LB)) != 0 ||
       (t != VRNIC_QPT_RC && t != VRNIC_QPT_UC && !ud) || (p->gsi && !ud) || p->pdn == 0 ||
       !log_stride_ok(p->sq.log_stride, VRNIC_WQE_MIN_LOG_STRIDE) ||
       !depth_ok(p->sq.log_depth, l.max_qp_wr)) {

@@ -108,7 +108,7 @@ bool FrameRouter::receive(std::span<const std::byte> frame) {
   if (st == roce::DecodeStatus::kNotRoce) {
     return false;
   }
-  deliver(frame, st, pkt);
+  deliver(frame, st, pkt, false);
   return true;
 }
 
@@ -119,7 +119,8 @@ bool FrameRouter::poll_loopback(int budget) {
     // delivery sends back goes behind it, and a growing ring moves the
     // slot's pointer, not the slot.
     Looped* l = ring_[head_].get();
-    deliver(l->frame, roce::DecodeStatus::kOk, roce::received_view(l->sent, l->frame, l->layout));
+    deliver(l->frame, roce::DecodeStatus::kOk, roce::received_view(l->sent, l->frame, l->layout),
+            true);
     recycle(std::move(l->frame));
     l->frame = {};
     head_ = (head_ + 1) % ring_.size();
@@ -130,7 +131,7 @@ bool FrameRouter::poll_loopback(int budget) {
 }
 
 void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus st,
-                          const roce::Packet& pkt) {
+                          const roce::Packet& pkt, bool looped) {
   if (st != roce::DecodeStatus::kOk) {
     counters_.add(st == roce::DecodeStatus::kBadIcrc ? VRNIC_STAT_ICRC_ERRORS
                                                      : VRNIC_STAT_RX_DROPPED);
@@ -139,7 +140,7 @@ void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus s
   counters_.add(VRNIC_STAT_RX_PACKETS);
   counters_.add(VRNIC_STAT_RX_BYTES, frame.size());
   if (roce::gid_is_multicast(pkt.path.dgid)) {
-    deliver_multicast(pkt, frame.size());
+    deliver_multicast(pkt, frame.size(), looped);
     return;
   }
   // A looped-back frame's GID is looked up again, as the receiver sees it:
@@ -153,8 +154,10 @@ void FrameRouter::deliver(std::span<const std::byte> frame, roce::DecodeStatus s
 }
 
 // A multicast datagram: a copy to every UD QP attached to the group.  Only
-// QPN 0xFFFFFF addresses a group (IBA 10.5.2.1).
-void FrameRouter::deliver_multicast(const roce::Packet& pkt, size_t frame_size) {
+// QPN 0xFFFFFF addresses a group (IBA 10.5.2.1).  A member created with
+// BLOCK_SELF_MCAST_LB gets no copy of what it sent itself; a datagram from
+// the wire is never its own, whatever QPN the sender has.
+void FrameRouter::deliver_multicast(const roce::Packet& pkt, size_t frame_size, bool looped) {
   const std::vector<uint32_t>* members = objects_.group(pkt.path.dgid);
   if (members == nullptr || pkt.bth.dest_qp != roce::kMulticastQpn ||
       roce::transport_of(pkt.bth.opcode) != roce::Transport::kUd) {
@@ -162,9 +165,11 @@ void FrameRouter::deliver_multicast(const roce::Packet& pkt, size_t frame_size) 
     return;
   }
   for (const uint32_t qpn : *members) {
-    if (Qp* qp = objects_.find_qp(qpn)) {
-      qp->receive(pkt, frame_size);
+    Qp* qp = objects_.find_qp(qpn);
+    if (qp == nullptr || (looped && qpn == pkt.deth.src_qp && qp->blocks_self_mcast_lb())) {
+      continue;
     }
+    qp->receive(pkt, frame_size);
   }
 }
 

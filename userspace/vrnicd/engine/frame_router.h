@@ -74,8 +74,10 @@ class FrameRouter {
   Looped& loop_tail();
   void loop_push(std::vector<std::byte>&& frame, const roce::Packet& pkt,
                  const roce::FrameLayout& layout);
-  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt);
-  void deliver_multicast(const roce::Packet& pkt, size_t frame_size);
+  // looped: the frame was sent by a QP of this device.
+  void deliver(std::span<const std::byte> frame, roce::DecodeStatus st, const roce::Packet& pkt,
+               bool looped);
+  void deliver_multicast(const roce::Packet& pkt, size_t frame_size, bool looped);
 
   const ObjectTable& objects_;
   const Port& port_;

@@ -73,7 +73,8 @@ struct CreateQpParams {
   uint32_t recv_cqn = 0;
   std::optional<uint32_t> srqn;  // receives from this SRQ, and has no RQ
   bool sq_sig_all = false;
-  bool gsi = false;  // QP 1
+  bool gsi = false;                  // QP 1
+  bool block_self_mcast_lb = false;  // not a receiver of its own multicasts
   QueueBufferDesc buf;
   RingDesc sq;
   RingDesc rq;

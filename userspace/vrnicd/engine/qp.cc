@@ -57,6 +57,7 @@ uint8_t Qp::create(const QpContext& ctx, const GuestMemory& mem, uint32_t qpn,
   cfg.sq_sig_all = p.sq_sig_all;
   cfg.max_inline = p.max_inline;
   cfg.gsi = p.gsi;
+  cfg.block_self_mcast_lb = p.block_self_mcast_lb;
   // Attributes the driver has not set read back as 0.
   cfg.timeout = cfg.retry_cnt = cfg.rnr_retry = 0;
   cfg.max_rd_atomic = cfg.max_dest_rd_atomic = 0;

@@ -96,6 +96,7 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] uint32_t pdn() const { return pdn_; }
   [[nodiscard]] roce::QpType type() const { return cfg().type; }
   [[nodiscard]] bool gsi() const { return cfg().gsi; }
+  [[nodiscard]] bool blocks_self_mcast_lb() const { return cfg().block_self_mcast_lb; }
   [[nodiscard]] const QpLinks& links() const { return links_; }
   [[nodiscard]] uint32_t counter_set() const { return counter_set_; }
   [[nodiscard]] const QpStats& stats() const { return stats_; }

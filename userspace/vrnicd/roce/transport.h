@@ -309,7 +309,8 @@ struct QpConfig {
   uint8_t max_dest_rd_atomic = 1;
   bool sq_sig_all = false;
   uint32_t max_inline = 0;
-  bool gsi = false;  // QP1: Q_Key 0x80010000, whatever the WR or attributes say
+  bool gsi = false;                  // QP1: Q_Key 0x80010000, whatever the WR or attributes say
+  bool block_self_mcast_lb = false;  // its own multicasts are not looped back to it
 };
 
 // Microseconds of an RNR NAK timer code (IBA table 45).
