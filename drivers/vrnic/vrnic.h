@@ -176,6 +176,7 @@ struct vrnic_create_qp_params {
 	bool has_srq;
 	bool sq_sig_all;
 	bool gsi;
+	bool block_self_mcast_lb;
 	u8 sq_log_depth;
 	u8 sq_log_stride;
 	u8 rq_log_depth;

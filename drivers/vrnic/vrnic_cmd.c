@@ -397,6 +397,8 @@ int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_para
 		flags |= VRNIC_AQ_CREATE_QP_F_SRQ;
 	if (p->gsi)
 		flags |= VRNIC_AQ_CREATE_QP_F_GSI;
+	if (p->block_self_mcast_lb)
+		flags |= VRNIC_AQ_CREATE_QP_F_BLOCK_SELF_MCAST_LB;
 	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_QP, flags);
 	c = &cmd.create_qp;
 	vrnic_cmd_qbuf(&c->buf, p->qb);

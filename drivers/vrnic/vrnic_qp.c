@@ -71,10 +71,16 @@ static u32 vrnic_rq_sges(u8 log_stride, u32 dev_max_sge)
 			  VRNIC_SGE_SIZE, dev_max_sge);
 }
 
-/* The device's QP type for an IB one, and what it may not come with. */
-static int vrnic_qp_type(struct ib_qp_init_attr *attr, struct ib_udata *udata,
-			 struct vrnic_create_qp_params *p)
+/*
+ * The device's QP type for an IB one, and what it may not come with.  Of
+ * the creation flags, only IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK, where the
+ * device has it (ibv_create_qp_ex's IBV_QP_CREATE_BLOCK_SELF_MCAST_LB).
+ */
+static int vrnic_qp_type(struct vrnic_dev *dev, struct ib_qp_init_attr *attr,
+			 struct ib_udata *udata, struct vrnic_create_qp_params *p)
 {
+	u32 flags = attr->create_flags;
+
 	switch (attr->qp_type) {
 	case IB_QPT_RC:
 		p->type = VRNIC_QPT_RC;
@@ -94,7 +100,12 @@ static int vrnic_qp_type(struct ib_qp_init_attr *attr, struct ib_udata *udata,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (attr->create_flags || (attr->srq && attr->qp_type == IB_QPT_UC))
+	if ((dev->attrs.dev_caps & VRNIC_DEV_CAP_BLOCK_MCAST_LB) &&
+	    (flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)) {
+		p->block_self_mcast_lb = true;
+		flags &= ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
+	}
+	if (flags || (attr->srq && attr->qp_type == IB_QPT_UC))
 		return -EOPNOTSUPP;
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
@@ -194,7 +205,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 npages;
 	int err;
 
-	err = vrnic_qp_type(attr, udata, &p);
+	err = vrnic_qp_type(dev, attr, udata, &p);
 	if (err)
 		return err;
 	err = vrnic_qp_layout(dev, attr, &p, &npages);

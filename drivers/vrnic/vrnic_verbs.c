@@ -15,6 +15,29 @@
 #include "vrnic_compat.h"
 #include "vrnic_verbs.h"
 
+/* The capability flags for what the device announces in dev_caps. */
+static void vrnic_cap_flags(const struct vrnic_dev_attrs *a,
+			    struct ib_device_attr *attr)
+{
+	if (a->dev_caps & VRNIC_DEV_CAP_RC_RNR_NAK_GEN)
+		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	if (a->dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE)
+		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	if (a->dev_caps & VRNIC_DEV_CAP_MEM_MGT_EXT)
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	if (a->dev_caps & VRNIC_DEV_CAP_MW) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = a->max_mw;
+	}
+	if (a->dev_caps & VRNIC_DEV_CAP_BLOCK_MCAST_LB)
+		attr->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
+	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
+				  IB_DEVICE_SYS_IMAGE_GUID;
+	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC)
+		attr->atomic_cap = IB_ATOMIC_HCA;
+}
+
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
@@ -35,19 +58,7 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = a->hw_version;
 	attr->max_qp = a->max_qp;
 	attr->max_qp_wr = a->max_qp_wr;
-	if (a->dev_caps & VRNIC_DEV_CAP_RC_RNR_NAK_GEN)
-		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
-	if (a->dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE)
-		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
-	if (a->dev_caps & VRNIC_DEV_CAP_MEM_MGT_EXT)
-		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
-	if (a->dev_caps & VRNIC_DEV_CAP_MW) {
-		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
-					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
-		attr->max_mw = a->max_mw;
-	}
-	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
-				  IB_DEVICE_SYS_IMAGE_GUID;
+	vrnic_cap_flags(a, attr);
 	attr->max_send_sge = a->max_send_sge;
 	attr->max_recv_sge = a->max_recv_sge;
 	attr->max_sge_rd = a->max_sge_rd;
@@ -59,8 +70,6 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = a->max_qp_init_rd_atom;
 	attr->max_res_rd_atom = min_t(u64, (u64)a->max_qp * a->max_qp_rd_atom,
 				      INT_MAX);
-	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC)
-		attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_srq = a->max_srq;
 	attr->max_srq_wr = a->max_srq_wr;
 	attr->max_srq_sge = a->max_srq_sge;

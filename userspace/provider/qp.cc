@@ -35,10 +35,15 @@ bool rings_ok(const vrnic_create_qp_resp& r, bool has_rq) noexcept {
 constexpr uint32_t kSupportedQpInitMask =
     IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
+// The one creation flag: the driver passes it on where the device has it,
+// and refuses it (EOPNOTSUPP) where not.
+constexpr uint32_t kSupportedCreateFlags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+
 // Why a QP cannot be created here, as an errno (0: it can).
 int check_init_attr(const Context* ctx, const ibv_qp_init_attr_ex* attr) noexcept {
   if ((attr->comp_mask & ~kSupportedQpInitMask) != 0 ||
-      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && attr->create_flags != 0)) {
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 &&
+       (attr->create_flags & ~kSupportedCreateFlags) != 0)) {
     debug("create_qp: unsupported init attributes (comp_mask %#x)", attr->comp_mask);
     return EOPNOTSUPP;
   }

@@ -225,6 +225,10 @@ bool side_create(struct pair *p, int i)
 	qa.recv_cq = s->cq;
 	if (i == 1 && o->srq)
 		qa.srq = o->srq;
+	if (i == 0 && o->create_flags0) {
+		qa.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+		qa.create_flags = o->create_flags0;
+	}
 	s->qp = ibv_create_qp_ex(E.ctx, &qa);
 	CHECK(s->qp, "ibv_create_qp_ex: %s", strerror(errno));
 	s->cap = qa.cap;

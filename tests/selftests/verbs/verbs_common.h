@@ -80,6 +80,7 @@ struct qp_opts {
 	struct ibv_srq *srq;	/* for side 1 */
 	struct ibv_comp_channel *channel;
 	struct ibv_cq *cq0;	/* side 0 completes here (the caller's CQ) */
+	uint32_t create_flags0;	/* side 0's IBV_QP_CREATE_* */
 	bool stop_at_init;	/* leave both QPs in INIT */
 };
 
@@ -196,6 +197,7 @@ bool do_too_many_sges(bool ex);
 bool do_inline_too_big(bool ex);
 bool do_wr_batch_error(void);
 bool do_mcast(void);
+bool do_mcast_self_lb(void);
 bool do_mw_type1(void);
 bool do_mw_zero_based(void);
 bool do_mw_type2(void);

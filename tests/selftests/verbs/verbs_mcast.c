@@ -100,3 +100,90 @@ out:
 	pair_destroy(&p);
 	return ok;
 }
+
+/*
+ * Side 0 sends one datagram to the group, both sides members with a
+ * receive posted: side 1 gets it, and side 0 gets its own unless blocked.
+ * Side 0's send and receive may complete in either order.
+ */
+static bool mcast_to_self(struct pair *p, struct ibv_ah *ah, bool blocked)
+{
+	struct side *a = &p->s[0], *b = &p->s[1];
+	struct ibv_sge ssg = { (uintptr_t)a->buf, 64, a->mr->lkey };
+	struct ibv_sge own = { (uintptr_t)a->buf + 1024, 64 + GRH_SIZE, a->mr->lkey };
+	struct ibv_sge other = { (uintptr_t)b->buf, 64 + GRH_SIZE, b->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &ssg, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff, .remote_qkey = QKEY },
+	}, *bad;
+	struct ibv_wc wc;
+	int sends = 0, recvs = 0;
+
+	fill_random(a->buf, 64);
+	CHECK(!post_recv(a, 8, &own, 1) && !post_recv(b, 8, &other, 1), "post_recv failed");
+	CHECK(!ibv_post_send(a->qp, &wr, &bad), "ibv_post_send: %s", strerror(errno));
+	if (!expect_wc(b, &wc, "the other member"))
+		return false;
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.src_qp == a->qp->qp_num &&
+	      !memcmp(b->buf + GRH_SIZE, a->buf, 64),
+	      "the other member's CQE: %s, src_qp %u", ibv_wc_status_str(wc.status), wc.src_qp);
+	while (sends + recvs < (blocked ? 1 : 2) && poll_wc(a, &wc, 5000) == 1) {
+		CHECK(wc.status == IBV_WC_SUCCESS, "sender's CQE: %s", ibv_wc_status_str(wc.status));
+		if (wc.opcode != IBV_WC_RECV) {
+			sends++;
+			continue;
+		}
+		CHECK(wc.src_qp == a->qp->qp_num && !memcmp(a->buf + 1024 + GRH_SIZE, a->buf, 64),
+		      "the sender's own datagram: src_qp %u, or its data differs", wc.src_qp);
+		recvs++;
+	}
+	CHECK(sends == 1 && recvs == !blocked,
+	      "sender: %d send and %d receive completions, want 1 and %d", sends, recvs, !blocked);
+	return !blocked || expect_no_wc(a, "a sender that blocks its own multicast");
+}
+
+/*
+ * IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (mlx5's block_lb_mc): a member that
+ * sends to its group receives its datagram too, as every member on the
+ * port does, unless it was created with the flag; the others still do.
+ */
+bool do_mcast_self_lb(void)
+{
+	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 9, 9, 10 } };
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = group, .sgid_index = (uint8_t)E.gid_index, .hop_limit = 64 },
+	};
+	struct qp_opts o = default_opts();
+	struct ibv_ah *ah = NULL;
+	bool ok = false, attached = false;
+	struct pair p = { 0 };
+	int blocked;
+
+	ah = ibv_create_ah(E.pd, &aha);
+	CHECK(ah, "ibv_create_ah: %s", strerror(errno));
+	for (blocked = 0; blocked < 2; blocked++) {
+		o.create_flags0 = blocked ? IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
+		if (!pair_create(&p, IBV_QPT_UD, &o))
+			goto out;
+		attached = true;
+		CHECK_OUT(!ibv_attach_mcast(p.s[0].qp, &group, 0) &&
+			  !ibv_attach_mcast(p.s[1].qp, &group, 0), "attach: %s", strerror(errno));
+		if (!mcast_to_self(&p, ah, blocked))
+			goto out;
+		CHECK_OUT(!ibv_detach_mcast(p.s[0].qp, &group, 0) &&
+			  !ibv_detach_mcast(p.s[1].qp, &group, 0), "detach: %s", strerror(errno));
+		attached = false;
+		pair_destroy(&p);
+	}
+	ok = true;
+out:
+	if (attached) {
+		ibv_detach_mcast(p.s[0].qp, &group, 0);
+		ibv_detach_mcast(p.s[1].qp, &group, 0);
+	}
+	pair_destroy(&p);
+	ibv_destroy_ah(ah);
+	return ok;
+}

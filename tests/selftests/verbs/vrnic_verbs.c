@@ -113,6 +113,8 @@ static const struct named_test tests[] = {
 	{ "to ERR and RESET: the QP's unpolled completions, its flush too, leave a shared CQ",
 	  reset_cleans_cq },
 	{ "UD multicast: loopback to a member, none after detach, RC refused", do_mcast },
+	{ "UD multicast: a sender that is a member gets its own datagram, not with "
+	  "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB; the other member does", do_mcast_self_lb },
 	{ "memory window type 1: ibv_bind_mw (LOCAL_WRITE beside the remote rights taken, "
 	  "zero-based EINVAL), WRITE within it, refused past it", do_mw_type1 },
 	{ "memory window type 2: IBV_WR_BIND_MW (LOCAL_WRITE taken); SEND_WITH_INV "
