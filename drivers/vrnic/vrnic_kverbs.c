@@ -173,14 +173,13 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	return err;
 }
 
-/* The next CQE if the device has written it (cq->lock held). */
 static struct vrnic_cqe *vrnic_cqe_slot(struct vrnic_cq *cq, u32 idx)
 {
 	return cq->qb.buf + PAGE_SIZE +
 		((size_t)vrnic_ring_slot(idx, cq->log_depth) << VRNIC_CQE_LOG_SIZE);
 }
 
-/* Entry idx of a kernel CQ, if the device has written it. */
+/* Entry idx of a kernel CQ, if the device has written it (cq->lock held). */
 static struct vrnic_cqe *vrnic_cqe_at(struct vrnic_cq *cq, u32 idx, u32 *info)
 {
 	struct vrnic_cqe *cqe = vrnic_cqe_slot(cq, idx);
@@ -194,6 +193,7 @@ static struct vrnic_cqe *vrnic_cqe_at(struct vrnic_cq *cq, u32 idx, u32 *info)
 	return cqe;
 }
 
+/* The next CQE if the device has written it (cq->lock held). */
 static struct vrnic_cqe *vrnic_next_cqe(struct vrnic_cq *cq, u32 *info)
 {
 	return vrnic_cqe_at(cq, cq->ci, info);
