@@ -14,24 +14,40 @@
 #include "verbs_common.h"
 #include "verbs_names.h"
 
-/* One UD datagram from side 0 to group; side 1 has a receive posted. */
-static int mcast_send(struct pair *p, struct ibv_ah *ah, uint64_t wr_id)
+/* An address handle for group (on the RoCEv2 GID). */
+static struct ibv_ah *group_ah(const union ibv_gid *group)
+{
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = *group, .sgid_index = (uint8_t)E.gid_index, .hop_limit = 64 },
+	};
+
+	return ibv_create_ah(E.pd, &aha);
+}
+
+/* Post a receive on side 1 and one UD datagram of len bytes from side 0. */
+static int mcast_post(struct pair *p, struct ibv_ah *ah, uint64_t wr_id, uint32_t len)
 {
 	struct side *a = &p->s[0], *b = &p->s[1];
-	struct ibv_sge ssg = { (uintptr_t)a->buf, 256, a->mr->lkey };
-	struct ibv_sge rsg = { (uintptr_t)b->buf, 256 + GRH_SIZE, b->mr->lkey };
+	struct ibv_sge ssg = { (uintptr_t)a->buf, len, a->mr->lkey };
+	struct ibv_sge rsg = { (uintptr_t)b->buf, len + GRH_SIZE, b->mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &ssg, .num_sge = 1, .opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff, .remote_qkey = QKEY },
 	}, *bad;
-	struct ibv_wc wc;
-	int err;
+	int err = post_recv(b, wr_id, &rsg, 1);
 
-	err = post_recv(b, wr_id, &rsg, 1);
-	if (!err)
-		err = ibv_post_send(a->qp, &wr, &bad);
-	if (err || !expect_wc(a, &wc, "sender"))
+	return err ? err : ibv_post_send(a->qp, &wr, &bad);
+}
+
+/* One UD datagram from side 0 to group; side 1 has a receive posted. */
+static int mcast_send(struct pair *p, struct ibv_ah *ah, uint64_t wr_id)
+{
+	struct ibv_wc wc;
+	int err = mcast_post(p, ah, wr_id, 256);
+
+	if (err || !expect_wc(&p->s[0], &wc, "sender"))
 		return err ? err : -1;
 	return wc.status == IBV_WC_SUCCESS ? 0 : -1;
 }
@@ -44,10 +60,6 @@ static int mcast_send(struct pair *p, struct ibv_ah *ah, uint64_t wr_id)
 bool do_mcast(void)
 {
 	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 9, 9, 9 } };
-	struct ibv_ah_attr aha = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = group, .sgid_index = (uint8_t)E.gid_index, .hop_limit = 64 },
-	};
 	struct qp_opts o = default_opts();
 	struct pair p, rc;
 	struct ibv_ah *ah = NULL;
@@ -71,7 +83,7 @@ bool do_mcast(void)
 		goto out;
 	}
 	err = ibv_attach_mcast(p.s[1].qp, &group, 0);
-	ah = ibv_create_ah(E.pd, &aha);
+	ah = group_ah(&group);
 	if (err || !ah) {
 		snprintf(why, sizeof(why), "attach %d, AH %s", err, ah ? "ok" : strerror(errno));
 		goto out;
@@ -109,20 +121,13 @@ out:
 static bool mcast_to_self(struct pair *p, struct ibv_ah *ah, bool blocked)
 {
 	struct side *a = &p->s[0], *b = &p->s[1];
-	struct ibv_sge ssg = { (uintptr_t)a->buf, 64, a->mr->lkey };
 	struct ibv_sge own = { (uintptr_t)a->buf + 1024, 64 + GRH_SIZE, a->mr->lkey };
-	struct ibv_sge other = { (uintptr_t)b->buf, 64 + GRH_SIZE, b->mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 9, .sg_list = &ssg, .num_sge = 1, .opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff, .remote_qkey = QKEY },
-	}, *bad;
 	struct ibv_wc wc;
 	int sends = 0, recvs = 0;
 
 	fill_random(a->buf, 64);
-	CHECK(!post_recv(a, 8, &own, 1) && !post_recv(b, 8, &other, 1), "post_recv failed");
-	CHECK(!ibv_post_send(a->qp, &wr, &bad), "ibv_post_send: %s", strerror(errno));
+	CHECK(!post_recv(a, 8, &own, 1), "the sender's post_recv failed");
+	CHECK(!mcast_post(p, ah, 9, 64), "posting the datagram failed");
 	if (!expect_wc(b, &wc, "the other member"))
 		return false;
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.src_qp == a->qp->qp_num &&
@@ -151,17 +156,13 @@ static bool mcast_to_self(struct pair *p, struct ibv_ah *ah, bool blocked)
 bool do_mcast_self_lb(void)
 {
 	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 9, 9, 10 } };
-	struct ibv_ah_attr aha = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = group, .sgid_index = (uint8_t)E.gid_index, .hop_limit = 64 },
-	};
 	struct qp_opts o = default_opts();
 	struct ibv_ah *ah = NULL;
 	bool ok = false, attached = false;
 	struct pair p = { 0 };
 	int blocked;
 
-	ah = ibv_create_ah(E.pd, &aha);
+	ah = group_ah(&group);
 	CHECK(ah, "ibv_create_ah: %s", strerror(errno));
 	for (blocked = 0; blocked < 2; blocked++) {
 		o.create_flags0 = blocked ? IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
