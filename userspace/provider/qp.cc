@@ -211,14 +211,16 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
     return err;
   }
   if ((mask & IBV_QP_STATE) != 0 && attr->qp_state == IBV_QPS_RESET) {
-    // The device emptied the rings; start them again from index 0.
-    const SpinGuard sq(&qp->sq_lock);
-    const SpinGuard rq(&qp->rq_lock);
-    qp->sq_pi = 0;
-    qp->rq.pi = 0;
-    store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_pi), 0);
-    store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi), 0);
-    clean_cqs(ibqp);
+    {
+      // The device emptied the rings; start them again from index 0.
+      const SpinGuard sq(&qp->sq_lock);
+      const SpinGuard rq(&qp->rq_lock);
+      qp->sq_pi = 0;
+      qp->rq.pi = 0;
+      store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, sq_pi), 0);
+      store_release32(qp->dbrec + offsetof(vrnic_qp_dbrec, rq_pi), 0);
+    }
+    clean_cqs(ibqp);  // each CQ's lock on its own, as in destroy_qp
   }
   return 0;
 }
