@@ -466,6 +466,27 @@ struct vrnic_aq_create_cq {
 	__le32 rsvd[8];
 };
 
+/*
+ * MODIFY_CQ: completion event moderation.  Once the CQ is armed, its
+ * COMPLETION event waits until count completions that the arm asked for
+ * have been written, or until period_us microseconds have passed since the
+ * first of them, whichever comes first.  A completion in error raises the
+ * event at once.  count 0 or 1 with period_us 0 (the state at CREATE_CQ)
+ * is no moderation: the first completion raises it.  count above 1 with
+ * period_us 0 waits for count completions, however long that takes.
+ * BAD_PARAM above VRNIC_CQ_MOD_MAX_COUNT or VRNIC_CQ_MOD_MAX_PERIOD_US.
+ * Announced by VRNIC_DEV_CAP_CQ_MODERATION.
+ */
+#define VRNIC_CQ_MOD_MAX_COUNT		0xffff
+#define VRNIC_CQ_MOD_MAX_PERIOD_US	0xfff
+struct vrnic_aq_modify_cq {
+	struct vrnic_aq_hdr hdr;
+	__le32 cqn;
+	__le32 count;
+	__le32 period_us;
+	__le32 rsvd[11];
+};
+
 /* DESTROY_CQ: BUSY while a QP uses it. */
 struct vrnic_aq_destroy_cq {
 	struct vrnic_aq_hdr hdr;
@@ -733,6 +754,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_create_cq create_cq;
 	struct vrnic_aq_destroy_cq destroy_cq;
 	struct vrnic_aq_resize_cq resize_cq;
+	struct vrnic_aq_modify_cq modify_cq;
 	struct vrnic_aq_create_qp create_qp;
 	struct vrnic_aq_modify_qp modify_qp;
 	struct vrnic_aq_query_qp query_qp;
@@ -762,6 +784,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_rereg_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mr, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_alloc_mw, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_cq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_resize_cq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_create_qp, VRNIC_AQ_CMD_SIZE);
@@ -808,6 +831,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_REREG_MR		VRNIC_BIT(9)
 /* CREATE_QP's F_BLOCK_SELF_MCAST_LB */
 #define VRNIC_DEV_CAP_BLOCK_MCAST_LB	VRNIC_BIT(10)
+/* MODIFY_CQ: completion event moderation by count and period */
+#define VRNIC_DEV_CAP_CQ_MODERATION	VRNIC_BIT(11)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */

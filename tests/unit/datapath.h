@@ -34,6 +34,7 @@ class DataPath {
   static constexpr uint64_t kHeap = uint64_t{1} << 20;  // above FakeDriver's queues
   static constexpr uint64_t kPage = 4096;
   static constexpr uint32_t kEqn = 1;
+  static constexpr uint32_t kEqLog = 8;
   // The port's GID 0, an IPv4-mapped RoCEv2 GID, and its MAC.
   static constexpr std::array<uint8_t, 16> kGid = {0, 0, 0,    0,    0,  0, 0, 0,
                                                    0, 0, 0xff, 0xff, 10, 0, 0, 1};
@@ -114,9 +115,12 @@ class DataPath {
     auto eq = make_cmd(VRNIC_AQ_OP_CREATE_EQ);
     eq.create_eq.eqn = kEqn;
     eq.create_eq.vector = 1;
-    eq.create_eq.log_depth = 8;
-    eq.create_eq.ring_addr = alloc(sizeof(vrnic_eqe) << 8);
-    eq.create_eq.dbrec_addr = alloc(kPage);
+    eq.create_eq.log_depth = kEqLog;
+    eq_ring_ = alloc(sizeof(vrnic_eqe) << kEqLog);
+    eq_dbrec_ = alloc(kPage);
+    eq_ci_ = 0;
+    eq.create_eq.ring_addr = eq_ring_;
+    eq.create_eq.dbrec_addr = eq_dbrec_;
     auto port = make_cmd(VRNIC_AQ_OP_MODIFY_PORT,
                          VRNIC_AQ_MODIFY_PORT_F_NETDEV | VRNIC_AQ_MODIFY_PORT_F_MTU);
     port.modify_port.port = 1;
@@ -482,6 +486,44 @@ class DataPath {
     vrnic::store_release32(ram(qp.dbrec + offsetof(vrnic_qp_dbrec, rq_pi)), qp.rq_pi);
   }
 
+  // Ask for cq's next completion event (ibv_req_notify_cq).
+  void arm(const Cq& cq, bool solicited = false) {
+    std::byte* rec = ram(cq.dbrec);
+    const uint32_t sn = vrnic::load_acquire32(rec + offsetof(vrnic_cq_dbrec, arm_sn));
+    vrnic::store_release32(rec + offsetof(vrnic_cq_dbrec, arm_flags),
+                           solicited ? VRNIC_CQ_ARM_SOLICITED : 0);
+    vrnic::store_release32(rec + offsetof(vrnic_cq_dbrec, arm_sn), sn + 1);
+  }
+
+  // MODIFY_CQ: cq's event moderation.
+  int moderate(const Cq& cq, uint32_t count, uint32_t period_us) {
+    auto c = make_cmd(VRNIC_AQ_OP_MODIFY_CQ);
+    c.modify_cq.cqn = cq.cqn;
+    c.modify_cq.count = count;
+    c.modify_cq.period_us = period_us;
+    return drv_.exec_status(c);
+  }
+
+  // The CQNs of the COMPLETION events posted since the last call.
+  std::vector<uint32_t> completion_events() {
+    std::vector<uint32_t> cqns;
+    for (;;) {
+      const std::byte* slot = ram(eq_ring_ + vrnic::ring_slot(eq_ci_, kEqLog) * sizeof(vrnic_eqe));
+      const uint32_t info = vrnic::load_acquire32(slot + offsetof(vrnic_eqe, info));
+      if (vrnic::field_get<VRNIC_EQE_OWNER_MASK>(info) != vrnic::ring_owner(eq_ci_, kEqLog)) {
+        break;
+      }
+      vrnic_eqe e{};
+      std::memcpy(&e, slot, sizeof(e));
+      if (vrnic::field_get<VRNIC_EQE_TYPE_MASK>(e.info) == VRNIC_EQE_TYPE_COMPLETION) {
+        cqns.push_back(e.data[0]);
+      }
+      ++eq_ci_;
+      vrnic::store_release32(ram(eq_dbrec_ + offsetof(vrnic_eq_dbrec, ci)), eq_ci_);
+    }
+    return cqns;
+  }
+
   // Poll the engine until it has nothing left to do (or max_rounds).
   void run(int max_rounds = 100000) {
     int idle = 0;
@@ -550,6 +592,9 @@ class DataPath {
   FakeDriver drv_;
   uint64_t heap_ = kHeap;
   uint64_t scratch_ = 0;
+  uint64_t eq_ring_ = 0;
+  uint64_t eq_dbrec_ = 0;
+  uint32_t eq_ci_ = 0;
   std::array<uint8_t, 16> gid_ = kGid;
   std::array<uint8_t, 6> mac_ = kMac;
 };

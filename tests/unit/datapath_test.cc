@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 #include <unordered_set>
 
 namespace {
@@ -1904,6 +1906,110 @@ TEST_F(DataPathTest, AResizeSeesTheWorkPostedBeforeIt) {
   EXPECT_EQ(dp_.resize_cq(&cq_, 2), VRNIC_AQ_STATUS_BAD_PARAM);
   dp_.run();
   expect_writes_done(10);
+}
+
+// Completion event moderation (MODIFY_CQ, ibv_modify_cq): an armed CQ's
+// event waits for count completions; a failed one does not wait.
+TEST_F(DataPathTest, ModeratedEventsWaitForTheirCount) {
+  pair();
+  dp_.arm(cq_);
+  post_writes(1);
+  dp_.run();
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "unmoderated: at once";
+  expect_writes_done(1);
+
+  ASSERT_EQ(dp_.moderate(cq_, 4, 0), VRNIC_AQ_STATUS_OK);
+  dp_.arm(cq_);
+  post_writes(3);
+  dp_.run();
+  EXPECT_TRUE(dp_.completion_events().empty()) << "three of four";
+  EXPECT_EQ(dp_.dev().engine_next_deadline_us(), UINT64_MAX) << "no period, no timer";
+  post_writes(1);
+  dp_.run();
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "the fourth";
+  cqes(a_.qpn);
+  post_writes(8);
+  dp_.run();
+  EXPECT_TRUE(dp_.completion_events().empty()) << "not armed: no event, whatever the count";
+  cqes(a_.qpn);
+
+  // An error completion raises it at once.
+  dp_.arm(cq_);
+  post_writes(1);
+  dp_.run();
+  EXPECT_TRUE(dp_.completion_events().empty());
+  expect_writes_done(1);
+  EXPECT_EQ(write({buf_a_, 64, key_a_}, buf_b_, key_b_ ^ 0x100), VRNIC_CQE_REM_ACCESS_ERR);
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "after an error CQE";
+}
+
+// The period: an event held back by its count goes out period_us after
+// the first completion it waits behind, from the engine's timer, with no
+// completion after it; the wait is the engine's next deadline.
+TEST_F(DataPathTest, ModeratedEventsGoOutWhenThePeriodEnds) {
+  pair();
+  ASSERT_EQ(dp_.moderate(cq_, VRNIC_CQ_MOD_MAX_COUNT, VRNIC_CQ_MOD_MAX_PERIOD_US),
+            VRNIC_AQ_STATUS_OK);
+  dp_.arm(cq_);
+  const uint64_t before = dp_.dev().engine().now_us();
+  post_writes(2);
+  dp_.run();
+  const uint64_t deadline = dp_.dev().engine_next_deadline_us();
+  ASSERT_NE(deadline, UINT64_MAX) << "a held event sets the engine a deadline";
+  EXPECT_GE(deadline, before + VRNIC_CQ_MOD_MAX_PERIOD_US);
+  EXPECT_LE(deadline, dp_.dev().engine().now_us() + VRNIC_CQ_MOD_MAX_PERIOD_US);
+  if (dp_.dev().engine().now_us() < deadline) {
+    EXPECT_TRUE(dp_.completion_events().empty()) << "held until the period ends";
+  }
+  while (dp_.dev().engine().now_us() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  dp_.run();
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "the timer's event";
+  EXPECT_EQ(dp_.dev().engine_next_deadline_us(), UINT64_MAX);
+  expect_writes_done(2);
+}
+
+// A new setting applies to what the old one holds back, and MODIFY_CQ
+// checks its fields.
+TEST_F(DataPathTest, ModifyCqRulesAndValidation) {
+  pair();
+  ASSERT_EQ(dp_.moderate(cq_, 8, 0), VRNIC_AQ_STATUS_OK);
+  dp_.arm(cq_);
+  post_writes(3);
+  dp_.run();
+  EXPECT_TRUE(dp_.completion_events().empty());
+  ASSERT_EQ(dp_.moderate(cq_, 2, 0), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "3 held, 2 asked for";
+  ASSERT_EQ(dp_.moderate(cq_, 0, 0), VRNIC_AQ_STATUS_OK);
+  dp_.arm(cq_);
+  post_writes(1);
+  dp_.run();
+  EXPECT_EQ(dp_.completion_events(), std::vector<uint32_t>{cq_.cqn}) << "moderation off again";
+
+  EXPECT_EQ(dp_.moderate(cq_, VRNIC_CQ_MOD_MAX_COUNT + 1, 0), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_EQ(dp_.moderate(cq_, 2, VRNIC_CQ_MOD_MAX_PERIOD_US + 1), VRNIC_AQ_STATUS_BAD_PARAM);
+  DataPath::Cq none = cq_;
+  none.cqn = 999;
+  EXPECT_EQ(dp_.moderate(none, 2, 10), VRNIC_AQ_STATUS_NOT_FOUND);
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_MODIFY_CQ, 1);
+  c.modify_cq.cqn = cq_.cqn;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM) << "flags";
+  c = vrnic_test::make_cmd(VRNIC_AQ_OP_MODIFY_CQ);
+  c.modify_cq.cqn = cq_.cqn;
+  c.modify_cq.rsvd[3] = 1;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_BAD_PARAM) << "reserved";
+
+  // A CQ destroyed with its timer running leaves the engine no deadline.
+  ASSERT_EQ(dp_.moderate(cq_, 4, 1000), VRNIC_AQ_STATUS_OK);
+  dp_.arm(cq_);
+  post_writes(1);
+  dp_.run();
+  EXPECT_NE(dp_.dev().engine_next_deadline_us(), UINT64_MAX);
+  ASSERT_EQ(dp_.destroy_qp(a_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.destroy_qp(b_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.destroy_cq(cq_.cqn), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.dev().engine_next_deadline_us(), UINT64_MAX);
 }
 
 // A CQ overrun is the guest's doing: its warning is rate limited, so that a

@@ -270,6 +270,18 @@ AqResult Device::cmd_resize_cq(const vrnic_aq_cmd& cmd) {
   return status(st, moved);
 }
 
+AqResult Device::cmd_modify_cq(const vrnic_aq_cmd& cmd) {
+  const vrnic_aq_modify_cq& c = cmd.modify_cq;
+  const uint32_t count = vrnic::le32(c.count);
+  const uint32_t period_us = vrnic::le32(c.period_us);
+  if (flags_of(cmd) != 0 || count > VRNIC_CQ_MOD_MAX_COUNT ||
+      period_us > VRNIC_CQ_MOD_MAX_PERIOD_US ||
+      std::any_of(std::begin(c.rsvd), std::end(c.rsvd), [](auto r) { return r != 0; })) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  return status(engine_.objects().modify_cq(vrnic::le32(c.cqn), count, period_us));
+}
+
 AqResult Device::cmd_create_qp(const vrnic_aq_cmd& cmd) {
   CreateQpParams p;
   if (!decode_create_qp(cmd.create_qp, cfg_.limits, &p)) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "engine/counters.h"
 #include "engine/engine_host.h"
 #include "hw_access.h"
 #include "queue_entry.h"
@@ -62,11 +63,13 @@ uint8_t Cq::resize(const GuestMemory& mem, const ResizeCqParams& p, uint32_t* mo
   ring_ = {&buf_, 1, p.log_depth, VRNIC_CQE_LOG_SIZE};
   pi_ = pending;
   fired_sn_ = dbrec_word(offsetof(vrnic_cq_dbrec, arm_sn));
+  held_ = 0;
+  deadline_ = UINT64_MAX;
   *moved = pending;
   return VRNIC_AQ_STATUS_OK;
 }
 
-bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host) {
+bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host, const Clock& clock) {
   if (error_) {
     return false;
   }
@@ -92,13 +95,29 @@ bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host) {
   f.vendor_err = c.vendor_err;
   vrnic::cqe_write(ring_.entry(pi_), f, pi_, ring_.log_depth);
   ++pi_;
-  notify(c.solicited || c.status != roce::WcStatus::kSuccess, host);
+  notify(c.solicited, c.status != roce::WcStatus::kSuccess, host, clock);
   return true;
 }
 
+void Cq::moderate(uint32_t count, uint32_t period_us, uint64_t now_us, EngineHost& host) {
+  mod_count_ = count;
+  mod_period_us_ = period_us;
+  // What the old setting held back waits by the new one's rules, its
+  // period counted from now.
+  if (held_ == 0) {
+    return;
+  }
+  if (held_ >= count) {
+    fire(dbrec_word(offsetof(vrnic_cq_dbrec, arm_sn)), host);
+  } else {
+    deadline_ = period_us != 0 ? now_us + period_us : UINT64_MAX;
+  }
+}
+
 // Notification: once per arm, for any completion or (solicited-only) for a
-// solicited or failed one.
-void Cq::notify(bool solicited_or_error, EngineHost& host) {
+// solicited or failed one; with moderation, after mod_count_ of those or
+// mod_period_us_ after the first.  A failed completion does not wait.
+void Cq::notify(bool solicited, bool error, EngineHost& host, const Clock& clock) {
   // The CQE before the look at the arm: the consumer arms, then polls.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t sn = dbrec_word(offsetof(vrnic_cq_dbrec, arm_sn));
@@ -106,10 +125,30 @@ void Cq::notify(bool solicited_or_error, EngineHost& host) {
     return;
   }
   const uint32_t flags = dbrec_word(offsetof(vrnic_cq_dbrec, arm_flags));
-  if ((flags & VRNIC_CQ_ARM_SOLICITED) == 0 || solicited_or_error) {
-    fired_sn_ = sn;
-    host.completion_event(eqn_, cqn_);
+  if ((flags & VRNIC_CQ_ARM_SOLICITED) != 0 && !solicited && !error) {
+    return;
   }
+  ++held_;
+  if (error || held_ >= mod_count_) {
+    fire(sn, host);
+  } else if (mod_period_us_ != 0 && deadline_ == UINT64_MAX) {
+    deadline_ = clock.now_us() + mod_period_us_;
+  }
+}
+
+bool Cq::tick(uint64_t now_us, EngineHost& host) {
+  if (deadline_ > now_us) {
+    return false;
+  }
+  fire(dbrec_word(offsetof(vrnic_cq_dbrec, arm_sn)), host);
+  return true;
+}
+
+void Cq::fire(uint32_t sn, EngineHost& host) {
+  fired_sn_ = sn;
+  held_ = 0;
+  deadline_ = UINT64_MAX;
+  host.completion_event(eqn_, cqn_);
 }
 
 }  // namespace vrnicd

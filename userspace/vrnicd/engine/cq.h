@@ -14,6 +14,7 @@
 
 namespace vrnicd {
 
+class Clock;
 class EngineHost;
 class GuestMemory;
 
@@ -28,9 +29,21 @@ class Cq {
   uint8_t resize(const GuestMemory& mem, const ResizeCqParams& p, uint32_t* moved);
 
   // Write the completion of a WQE of QP qpn, and raise the completion event
-  // the consumer armed for.  false when the CQ is in error or has just
-  // overrun (reported as a CQ_ERROR event): the QP goes to error.
-  bool post(const roce::Completion& c, uint32_t qpn, EngineHost& host);
+  // the consumer armed for, now or (moderated) when its count or period is
+  // reached.  false when the CQ is in error or has just overrun (reported
+  // as a CQ_ERROR event): the QP goes to error.
+  bool post(const roce::Completion& c, uint32_t qpn, EngineHost& host, const Clock& clock);
+
+  // Event moderation (MODIFY_CQ): the armed event waits for count
+  // completions, or period_us after the first (0: no timer), whichever
+  // comes first; count 0 or 1 is no moderation.  Completions already held
+  // back wait by the new rules, the period counted from now_us.
+  void moderate(uint32_t count, uint32_t period_us, uint64_t now_us, EngineHost& host);
+  [[nodiscard]] bool timed() const { return mod_period_us_ != 0; }
+  // When the moderation timer raises the event (UINT64_MAX: not running).
+  [[nodiscard]] uint64_t deadline() const { return deadline_; }
+  // Raise the event whose period has run out by now_us; whether it did.
+  bool tick(uint64_t now_us, EngineHost& host);
 
   [[nodiscard]] uint32_t cqn() const { return cqn_; }
   [[nodiscard]] uint32_t eqn() const { return eqn_; }
@@ -40,7 +53,8 @@ class Cq {
   Cq(uint32_t cqn, uint32_t eqn) : cqn_(cqn), eqn_(eqn) {}
   [[nodiscard]] std::byte* dbrec() const { return buf_.page(0); }
   [[nodiscard]] uint32_t dbrec_word(size_t offset) const;
-  void notify(bool solicited_or_error, EngineHost& host);
+  void notify(bool solicited, bool error, EngineHost& host, const Clock& clock);
+  void fire(uint32_t sn, EngineHost& host);
 
   uint32_t cqn_;
   uint32_t eqn_;
@@ -49,6 +63,10 @@ class Cq {
   uint32_t pi_ = 0;
   uint32_t fired_sn_ = 0;
   bool error_ = false;
+  uint32_t mod_count_ = 0;
+  uint32_t mod_period_us_ = 0;
+  uint32_t held_ = 0;  // completions the armed event waits behind
+  uint64_t deadline_ = UINT64_MAX;
 };
 
 }  // namespace vrnicd

@@ -64,6 +64,9 @@ bool Engine::poll() {
   for (Qp* qp : objects_.qps()) {
     progress |= qp->step(now, kSendBudget);
   }
+  for (Cq* cq : objects_.timed_cqs()) {
+    progress |= cq->tick(now, host_);
+  }
   return progress;
 }
 
@@ -73,13 +76,18 @@ bool Engine::has_work() {
   }
   const uint64_t now = clock_.now_us();
   return std::any_of(objects_.qps().begin(), objects_.qps().end(),
-                     [now](Qp* qp) { return qp->has_work(now); });
+                     [now](Qp* qp) { return qp->has_work(now); }) ||
+         std::any_of(objects_.timed_cqs().begin(), objects_.timed_cqs().end(),
+                     [now](const Cq* cq) { return cq->deadline() <= now; });
 }
 
 uint64_t Engine::next_deadline_us() const {
   uint64_t d = UINT64_MAX;
   for (const Qp* qp : objects_.qps()) {
     d = std::min(d, qp->next_deadline());
+  }
+  for (const Cq* cq : objects_.timed_cqs()) {
+    d = std::min(d, cq->deadline());
   }
   return d;
 }

@@ -47,6 +47,7 @@ void ObjectTable::reset() {
   qps_.clear();
   live_qps_.clear();
   srqs_.clear();
+  timed_cqs_.clear();
   cqs_.clear();
   pds_.clear();
   mcast_.clear();
@@ -427,6 +428,19 @@ uint8_t ObjectTable::resize_cq(const ResizeCqParams& p, uint32_t* moved) {
   return cq == nullptr ? VRNIC_AQ_STATUS_NOT_FOUND : cq->resize(mem_, p, moved);
 }
 
+uint8_t ObjectTable::modify_cq(uint32_t cqn, uint32_t count, uint32_t period_us) {
+  Cq* cq = find_cq(cqn);
+  if (cq == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  cq->moderate(count, period_us, qp_ctx_.clock.now_us(), qp_ctx_.host);
+  std::erase(timed_cqs_, cq);
+  if (cq->timed()) {
+    timed_cqs_.push_back(cq);
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
 uint8_t ObjectTable::destroy_cq(uint32_t cqn) {
   const Cq* cq = find_cq(cqn);
   if (cq == nullptr || cqn == 0) {
@@ -435,6 +449,7 @@ uint8_t ObjectTable::destroy_cq(uint32_t cqn) {
   if (cq->refs != 0) {
     return VRNIC_AQ_STATUS_BUSY;
   }
+  std::erase(timed_cqs_, cq);
   cqs_[cqn].reset();
   counters_.sub(VRNIC_STAT_CQS);
   return VRNIC_AQ_STATUS_OK;

@@ -53,6 +53,8 @@ class ObjectTable {
   uint8_t bind_mw(uint32_t pdn, uint32_t qpn, const vrnic::BindMwFields& b);
   uint8_t create_cq(const CreateCqParams& p, uint32_t* cqn);
   uint8_t resize_cq(const ResizeCqParams& p, uint32_t* moved);
+  // Completion event moderation (see Cq::moderate).
+  uint8_t modify_cq(uint32_t cqn, uint32_t count, uint32_t period_us);
   uint8_t destroy_cq(uint32_t cqn);
   uint8_t create_srq(const CreateSrqParams& p, uint32_t* srqn);
   uint8_t modify_srq(uint32_t srqn, bool set_limit, uint32_t limit);
@@ -78,6 +80,8 @@ class ObjectTable {
   // The QPs that exist, by QPN: what the engine runs, without a walk
   // over every QPN the device could have.
   [[nodiscard]] std::span<Qp* const> qps() const { return live_qps_; }
+  // The CQs whose moderation has a timer: what the engine ticks.
+  [[nodiscard]] std::span<Cq* const> timed_cqs() const { return timed_cqs_; }
 
  private:
   struct McastGroup {
@@ -104,6 +108,7 @@ class ObjectTable {
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN
   KeyTable keys_;                         // MRs and windows
   std::vector<std::unique_ptr<Cq>> cqs_;
+  std::vector<Cq*> timed_cqs_;  // the cqs_ with a moderation period
   std::vector<std::unique_ptr<Srq>> srqs_;
   std::vector<std::unique_ptr<Qp>> qps_;  // by QPN
   std::vector<Qp*> live_qps_;             // the non-null qps_, by QPN

@@ -483,7 +483,7 @@ void Qp::note_completion(bool send, const roce::Completion& c) {
 
 void Qp::complete_send(const roce::Completion& c) {
   note_completion(true, c);
-  if (links_.send_cq->post(c, qpn(), ctx_.host)) {
+  if (links_.send_cq->post(c, qpn(), ctx_.host, ctx_.clock)) {
     ctx_.counters.add(VRNIC_STAT_CQES);
   } else {
     fatal_ = true;
@@ -492,7 +492,7 @@ void Qp::complete_send(const roce::Completion& c) {
 
 void Qp::complete_recv(const roce::Completion& c) {
   note_completion(false, c);
-  if (links_.recv_cq->post(c, qpn(), ctx_.host)) {
+  if (links_.recv_cq->post(c, qpn(), ctx_.host, ctx_.clock)) {
     ctx_.counters.add(VRNIC_STAT_CQES);
   } else {
     fatal_ = true;
