@@ -360,6 +360,7 @@ int vrnic_cmd_create_cq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb,
 int vrnic_cmd_destroy_cq(struct vrnic_dev *dev, u32 cqn);
 int vrnic_cmd_resize_cq(struct vrnic_dev *dev, u32 cqn, const struct vrnic_qbuf *qb,
 			u32 log_depth);
+int vrnic_cmd_modify_cq(struct vrnic_dev *dev, u32 cqn, u16 count, u16 period_us);
 int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_params *p,
 			u32 *qpn);
 int vrnic_cmd_modify_qp(struct vrnic_dev *dev, u32 qpn, u32 mask,

@@ -382,6 +382,17 @@ int vrnic_cmd_resize_cq(struct vrnic_dev *dev, u32 cqn, const struct vrnic_qbuf 
 	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
 }
 
+int vrnic_cmd_modify_cq(struct vrnic_dev *dev, u32 cqn, u16 count, u16 period_us)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_CQ, 0);
+	cmd.modify_cq.cqn = cpu_to_le32(cqn);
+	cmd.modify_cq.count = cpu_to_le32(count);
+	cmd.modify_cq.period_us = cpu_to_le32(period_us);
+	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
+}
+
 int vrnic_cmd_create_qp(struct vrnic_dev *dev, const struct vrnic_create_qp_params *p,
 			u32 *qpn)
 {

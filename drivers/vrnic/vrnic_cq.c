@@ -185,3 +185,20 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int entries, struct ib_udata *udata)
 	mutex_unlock(&cq->resize_lock);
 	return err;
 }
+
+/*
+ * ib_modify_cq and ibv_modify_cq: completion event moderation, a count of
+ * completions and a period in microseconds, as ConnectX takes them.  The
+ * device holds an armed CQ's event back until either is reached.
+ */
+int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+
+	BUILD_BUG_ON(VRNIC_CQ_MOD_MAX_COUNT != U16_MAX);
+	if (!(dev->attrs.dev_caps & VRNIC_DEV_CAP_CQ_MODERATION))
+		return -EOPNOTSUPP;
+	if (cq_period > VRNIC_CQ_MOD_MAX_PERIOD_US)
+		return -EINVAL;
+	return vrnic_cmd_modify_cq(dev, to_vcq(ibcq)->cqn, cq_count, cq_period);
+}

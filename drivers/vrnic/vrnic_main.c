@@ -563,6 +563,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.get_port_immutable = vrnic_get_port_immutable,
 	.mmap = vrnic_mmap,
 	.mmap_free = vrnic_mmap_free,
+	.modify_cq = vrnic_modify_cq,
 	.modify_qp = vrnic_modify_qp,
 	.modify_srq = vrnic_modify_srq,
 	.poll_cq = vrnic_poll_cq,

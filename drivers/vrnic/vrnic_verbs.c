@@ -32,6 +32,11 @@ static void vrnic_cap_flags(const struct vrnic_dev_attrs *a,
 	}
 	if (a->dev_caps & VRNIC_DEV_CAP_BLOCK_MCAST_LB)
 		attr->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
+	if (a->dev_caps & VRNIC_DEV_CAP_CQ_MODERATION) {
+		attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
+		attr->cq_caps.max_cq_moderation_period =
+			VRNIC_CQ_MOD_MAX_PERIOD_US;
+	}
 	attr->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT |
 				  IB_DEVICE_SYS_IMAGE_GUID;
 	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC)

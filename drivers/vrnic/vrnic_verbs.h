@@ -216,6 +216,7 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 
 /* vrnic_kverbs.c: the data path of kernel QPs and CQs */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

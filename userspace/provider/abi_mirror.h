@@ -46,6 +46,7 @@ using ReregMrCmd = Opaque<56>;
 using CreateCqCmd = Opaque<40>;
 using CreateCqExCmd = Opaque<56>;
 using ResizeCqCmd = Opaque<24>;
+using ModifyCqCmd = Opaque<40>;  // ExHdr and ib_uverbs_ex_modify_cq
 using CreateQpCmd = Opaque<64>;
 using CreateQpExCmd = Opaque<88>;
 using ModifyQpCmd = Opaque<120>;

@@ -139,6 +139,13 @@ int destroy_cq(ibv_cq* ibcq) noexcept {
   return 0;
 }
 
+// ibv_modify_cq: event moderation, which the kernel passes to the device
+// (it refuses what the device does not offer), as mlx5 does.
+int modify_cq(ibv_cq* ibcq, ibv_modify_cq_attr* attr) noexcept {
+  abi::ModifyCqCmd cmd{};
+  return ibv_cmd_modify_cq(ibcq, attr, abi::as<struct ibv_modify_cq>(&cmd), sizeof(cmd));
+}
+
 int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
   Cq* cq = to_vcq(ibcq);
   const SpinGuard lock(&cq->lock);

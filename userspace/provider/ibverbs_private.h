@@ -365,6 +365,7 @@ struct ibv_alloc_mw;
 struct ibv_create_cq;
 struct ibv_create_cq_ex;
 struct ibv_resize_cq;
+struct ibv_modify_cq;
 struct ibv_create_qp;
 struct ibv_create_qp_ex;
 struct ibv_modify_qp;
@@ -437,6 +438,8 @@ int ibv_cmd_create_cq_ex(ibv_context* context, const ibv_cq_init_attr_ex* cq_att
 int ibv_cmd_resize_cq(ibv_cq* cq, int cqe, struct ibv_resize_cq* cmd, size_t cmd_size,
                       ib_uverbs_resize_cq_resp* resp, size_t resp_size);
 int ibv_cmd_destroy_cq(ibv_cq* cq);
+int ibv_cmd_modify_cq(ibv_cq* cq, ibv_modify_cq_attr* attr, struct ibv_modify_cq* cmd,
+                      size_t cmd_size);
 int ibv_cmd_create_srq(ibv_pd* pd, ibv_srq* srq, ibv_srq_init_attr* attr,
                        struct ibv_create_srq* cmd, size_t cmd_size, ib_uverbs_create_srq_resp* resp,
                        size_t resp_size);
@@ -647,6 +650,7 @@ VRNIC_PIN_OP(destroy_qp, 34);
 VRNIC_PIN_OP(destroy_srq, 36);
 VRNIC_PIN_OP(detach_mcast, 38);
 VRNIC_PIN_OP(free_context, 39);
+VRNIC_PIN_OP(modify_cq, 45);
 VRNIC_PIN_OP(modify_qp, 47);
 VRNIC_PIN_OP(modify_srq, 49);
 VRNIC_PIN_OP(poll_cq, 53);
@@ -685,6 +689,7 @@ VRNIC_PIN_OP(destroy_qp, 39);
 VRNIC_PIN_OP(destroy_srq, 41);
 VRNIC_PIN_OP(detach_mcast, 43);
 VRNIC_PIN_OP(free_context, 46);
+VRNIC_PIN_OP(modify_cq, 54);
 VRNIC_PIN_OP(modify_qp, 56);
 VRNIC_PIN_OP(modify_srq, 58);
 VRNIC_PIN_OP(poll_cq, 62);

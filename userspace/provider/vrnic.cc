@@ -147,6 +147,7 @@ const verbs_context_ops kContextOps = {
     .destroy_srq = destroy_srq,
     .detach_mcast = detach_mcast,
     .free_context = free_context,
+    .modify_cq = modify_cq,
     .modify_qp = modify_qp,
     .modify_srq = modify_srq,
     .poll_cq = poll_cq,

@@ -206,6 +206,7 @@ ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) noexcept;
 int destroy_cq(ibv_cq* cq) noexcept;
 int resize_cq(ibv_cq* cq, int cqe) noexcept;
+int modify_cq(ibv_cq* cq, ibv_modify_cq_attr* attr) noexcept;
 
 // post.cc: the posting fast path
 // The send opcodes (IBV_QP_EX_WITH_*) a QP type supports; 0: no such type.

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
-# layer and port state, every limit the device reports (compared with what
-# vrnicd says it serves), and the RoCEv2 GID of the NIC's IPv4 address.
+# layer and port state, the CQ moderation limits, every limit the device
+# reports (compared with what vrnicd says it serves), and the RoCEv2 GID of
+# the NIC's IPv4 address.
 # boots: one
 # tags: smoke device stack
 # order: 10
@@ -16,7 +17,7 @@ keys=(fw_ver node_guid sys_image_guid vendor_id vendor_part_id hw_ver
 	max_cqe max_mr max_pd max_qp_rd_atom max_qp_init_rd_atom max_mcast_grp
 	max_mcast_qp_attach max_ah max_srq max_srq_wr max_srq_sge max_pkeys
 	local_ca_ack_delay phys_port_cnt gid_tbl_len max_mtu)
-ktap_plan $((8 + ${#keys[@]}))
+ktap_plan $((10 + ${#keys[@]}))
 
 devices=$(ibv_devices 2>&1)
 grep -Eq "^\s+$VRNIC_IBDEV\s+[0-9a-f]{16}$" <<<"$devices"
@@ -44,6 +45,12 @@ ktap_check "phys_state is LINK_UP" $? "phys_state: $(field phys_state)"
 gidline=$(grep -E "GID\[ *$VRNIC_GID_INDEX\]:" <<<"$out")
 [[ $gidline == *"::ffff:$VRNIC_IP, RoCE v2" ]]
 ktap_check "GID[$VRNIC_GID_INDEX] is ::ffff:$VRNIC_IP, RoCE v2" $? "$gidline"
+
+# Completion event moderation (ibv_modify_cq), with ConnectX's limits.
+[[ $(field max_cq_count) == 65535 ]]
+ktap_check "cq moderation: max_cq_count 65535" $? "max_cq_count: $(field max_cq_count)"
+[[ $(field max_cq_period) == "4095 us" ]]
+ktap_check "cq moderation: max_cq_period 4095 us" $? "max_cq_period: $(field max_cq_period)"
 
 # Each limit as vrnicd serves it, and as the application sees it.
 if [[ ! -r $info ]]; then

@@ -171,6 +171,7 @@ bool do_fence(void);
 bool do_cq_events(bool solicited);
 bool do_resize_cq(void);
 bool do_resize_cq_below(void);
+bool do_cq_moderation(void);
 bool do_cq_overrun(void);
 bool do_cq_max_cqe(void);
 bool do_qp_gone_cleans_cq(bool reset);

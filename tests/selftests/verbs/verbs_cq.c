@@ -333,3 +333,151 @@ out:
 	pair_destroy(&p);
 	return ok;
 }
+
+/* Interrupts of the device's completion EQs so far (/proc/interrupts). */
+static unsigned long ceq_interrupts(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	unsigned long total = 0;
+	char line[1024];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (!p || !strstr(line, "vrnic-ceq"))
+			continue;
+		for (p++;;) {
+			char *end;
+			unsigned long n = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			total += n;
+			p = end;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * n messages to a receive CQ armed before the first and again after each
+ * event; with moderation count every count-th message's event is awaited.
+ * *events: how many events came, counted after a quiet window.
+ */
+static bool moderated_run(struct pair *p, struct ibv_comp_channel *ch, int n, int count,
+			  int *events)
+{
+	struct ibv_cq *cq = p->s[1].cq;
+	int i;
+
+	*events = 0;
+	CHECK(!ibv_req_notify_cq(cq, 0), "ibv_req_notify_cq failed");
+	for (i = 1; i <= n; i++) {
+		if (!send_msg(p, (uint64_t)i, 0) ||
+		    !expect_status(&p->s[1], (uint64_t)i, IBV_WC_SUCCESS, "recv"))
+			return false;
+		if (i % count)
+			continue;
+		if (!get_cq_event(ch, cq, TIMEOUT_MS)) {
+			snprintf(why, sizeof(why), "no event after message %d (count %d)", i, count);
+			return false;
+		}
+		++*events;
+		CHECK(!ibv_req_notify_cq(cq, 0), "ibv_req_notify_cq failed");
+	}
+	while (get_cq_event(ch, cq, QUIET_MS))
+		++*events;
+	return true;
+}
+
+/*
+ * ibv_modify_cq (IBV_CQ_ATTR_MODERATE): the device's limits in
+ * ibv_query_device_ex; an armed CQ's event waits for cq_count completions,
+ * or cq_period microseconds after the first; fewer events and interrupts
+ * for the same traffic; a period beyond the limit is EINVAL.
+ */
+bool do_cq_moderation(void)
+{
+	struct ibv_modify_cq_attr mod = { .attr_mask = IBV_CQ_ATTR_MODERATE };
+	struct ibv_device_attr_ex dx;
+	struct qp_opts o = default_opts();
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(E.ctx);
+	unsigned long irq0, irq1, irq2;
+	int plain, moderated, err;
+	struct pair p = { 0 };
+	bool ok = false;
+
+	if (!ch) {
+		snprintf(why, sizeof(why), "ibv_create_comp_channel: %s", strerror(errno));
+		return false;
+	}
+	o.channel = ch;
+	o.cqe = 128;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	if (ibv_query_device_ex(E.ctx, NULL, &dx)) {
+		snprintf(why, sizeof(why), "ibv_query_device_ex failed");
+		goto out;
+	}
+	if (dx.cq_mod_caps.max_cq_count != 65535 || dx.cq_mod_caps.max_cq_period != 4095) {
+		snprintf(why, sizeof(why), "cq_mod_caps %u/%u, not 65535/4095",
+			 dx.cq_mod_caps.max_cq_count, dx.cq_mod_caps.max_cq_period);
+		goto out;
+	}
+
+	/* The same 64 messages, without and with a count of 8. */
+	irq0 = ceq_interrupts();
+	if (!moderated_run(&p, ch, 64, 1, &plain))
+		goto out;
+	irq1 = ceq_interrupts();
+	mod.moderate.cq_count = 8;
+	mod.moderate.cq_period = 0;
+	err = ibv_modify_cq(p.s[1].cq, &mod);
+	if (err) {
+		snprintf(why, sizeof(why), "ibv_modify_cq count 8: %s", strerror(err));
+		goto out;
+	}
+	if (!moderated_run(&p, ch, 64, 8, &moderated))
+		goto out;
+	irq2 = ceq_interrupts();
+	printf("# 64 messages: %d events and %lu interrupts without moderation, "
+	       "%d and %lu with cq_count 8\n", plain, irq1 - irq0, moderated, irq2 - irq1);
+	if (plain != 64 || moderated != 8) {
+		snprintf(why, sizeof(why), "%d events unmoderated (64 wanted), %d with count 8 (8)",
+			 plain, moderated);
+		goto out;
+	}
+	if (irq2 - irq1 >= irq1 - irq0) {
+		snprintf(why, sizeof(why), "%lu interrupts moderated, not fewer than %lu",
+			 irq2 - irq1, irq1 - irq0);
+		goto out;
+	}
+
+	/* A count never reached: the period raises the event. */
+	mod.moderate.cq_count = 65535;
+	mod.moderate.cq_period = 4095;
+	if (ibv_modify_cq(p.s[1].cq, &mod) || ibv_req_notify_cq(p.s[1].cq, 0) ||
+	    !send_msg(&p, 100, 0) || !expect_status(&p.s[1], 100, IBV_WC_SUCCESS, "recv"))
+		goto out;
+	if (!get_cq_event(ch, p.s[1].cq, TIMEOUT_MS)) {
+		snprintf(why, sizeof(why), "no event when the 4095 us period ended");
+		goto out;
+	}
+
+	mod.moderate.cq_count = 1;
+	mod.moderate.cq_period = 4096;
+	err = ibv_modify_cq(p.s[1].cq, &mod);
+	if (err != EINVAL) {
+		snprintf(why, sizeof(why), "cq_period 4096 returned %d (%s), not EINVAL", err,
+			 strerror(err));
+		goto out;
+	}
+	ok = true;
+out:
+	pair_destroy(&p);
+	ibv_destroy_comp_channel(ch);
+	return ok;
+}

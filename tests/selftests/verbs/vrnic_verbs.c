@@ -100,6 +100,8 @@ static const struct named_test tests[] = {
 	{ "sends before RTS (ibv_wr_complete) and post_recv in RESET: EINVAL, nothing posted",
 	  wrong_state_wr },
 	{ "ibv_resize_cq below the unpolled completions: EINVAL, none lost", do_resize_cq_below },
+	{ "ibv_modify_cq moderation: events wait for cq_count or cq_period; fewer "
+	  "interrupts; limits in ibv_query_device_ex", do_cq_moderation },
 	{ "more send WRs than max_send_wr: ENOMEM", do_too_many_sends },
 	{ "more receive WRs than max_recv_wr: ENOMEM at the right WR", do_too_many_recvs },
 	{ "more SGEs than allowed: EINVAL (ibv_post_send)", sges_post },
