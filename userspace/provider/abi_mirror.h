@@ -46,7 +46,7 @@ using ReregMrCmd = Opaque<56>;
 using CreateCqCmd = Opaque<40>;
 using CreateCqExCmd = Opaque<56>;
 using ResizeCqCmd = Opaque<24>;
-using ModifyCqCmd = Opaque<40>;  // ExHdr and ib_uverbs_ex_modify_cq
+using ModifyCqCmd = Opaque<40>;
 using CreateQpCmd = Opaque<64>;
 using CreateQpExCmd = Opaque<88>;
 using ModifyQpCmd = Opaque<120>;
@@ -54,6 +54,8 @@ using QueryQpCmd = Opaque<24>;
 using CreateSrqCmd = Opaque<40>;
 using ModifySrqCmd = Opaque<24>;
 using QuerySrqCmd = Opaque<24>;
+
+static_assert(sizeof(ModifyCqCmd) == sizeof(ExHdr) + sizeof(ib_uverbs_ex_modify_cq));
 
 struct GetContextResp {
   uint32_t async_fd;
