@@ -584,8 +584,8 @@ TEST_F(TransportPair, RcSendAcrossManyPacketsAndThePsnWrap) {
 }
 
 // While the device has no room (issue 9, defect 4), a requester holds its
-// packets back instead of losing them, and a responder drops and counts
-// an ACK; once there is room, everything goes through.
+// packets back instead of losing them; once there is room, everything goes
+// through.
 TEST_F(TransportPair, BackpressureHoldsPacketsBack) {
   make(QpType::kRc);
   fill(ea_, 0x100, 0x10000, 3000, 1);
@@ -604,6 +604,37 @@ TEST_F(TransportPair, BackpressureHoldsPacketsBack) {
   EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
   ASSERT_EQ(eb_.recv_cqes.size(), 1U);
   EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 3000));
+}
+
+// An ACK the device has no room for is owed, not dropped: it goes out on
+// the responder's next send round, so the requester completes without its
+// retry timer.  (Dropped, it left the requester to retry against a peer
+// that had seen its receive complete and could be gone: libfabric's
+// fi_pingpong then ended in a flushed send.)
+TEST_F(TransportPair, AnAckWithNoRoomIsOwedNotDropped) {
+  make(QpType::kRc);
+  fill(ea_, 0x100, 0x10000, 64, 4);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 7, 0x10000, 64));
+  a_->send_step(16);
+  eb_.busy = true;
+  deliver(ea_, *b_);
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U) << "the receive completed";
+  EXPECT_GT(eb_.busy_refusals, 0);
+  EXPECT_TRUE(eb_.out.empty());
+  EXPECT_TRUE(b_->has_send_work()) << "the ACK is owed";
+  b_->send_step(16);
+  EXPECT_TRUE(eb_.out.empty()) << "still no room";
+  eb_.busy = false;
+  EXPECT_TRUE(b_->send_step(16));
+  ASSERT_EQ(eb_.out.size(), 1U);
+  deliver(eb_, *a_);
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.retransmits, 0) << "no retry timer needed";
+  EXPECT_FALSE(b_->has_send_work());
+  EXPECT_TRUE(run());
+  EXPECT_EQ(ea_.retransmits, 0);
 }
 
 TEST_F(TransportPair, RcWriteReadAndAtomics) {

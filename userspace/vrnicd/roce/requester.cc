@@ -386,6 +386,14 @@ bool QpTransport::respond_step(int* budget) {
   if (!accepts_requests()) {
     return false;
   }
+  if (owed_ack_ && *budget > 0) {
+    if (env_.transmit(*owed_ack_, Payload{}) == TxStatus::kBusy) {
+      return false;  // the read responses wait behind it
+    }
+    owed_ack_.reset();
+    --*budget;
+    progress = true;
+  }
   for (Resource& r : resources_) {
     if (r.pending && *budget > 0) {
       progress |= send_read_responses(r, budget);
@@ -467,8 +475,9 @@ int QpTransport::transmit_step() {
 }
 
 bool QpTransport::has_send_work() {
-  if (accepts_requests() && std::any_of(resources_.begin(), resources_.end(),
-                                        [](const Resource& r) { return r.pending; })) {
+  if (accepts_requests() &&
+      (owed_ack_ || std::any_of(resources_.begin(), resources_.end(),
+                                [](const Resource& r) { return r.pending; }))) {
     return true;
   }
   if (state_ == QpState::kErr || state_ == QpState::kSqe) {
@@ -536,6 +545,7 @@ void QpTransport::enter_error() {
   for (Resource& r : resources_) {
     r.pending = false;
   }
+  owed_ack_.reset();
   if (recv_active_) {
     complete_recv(WcStatus::kWrFlushErr, 0, nullptr);
     recv_active_ = false;

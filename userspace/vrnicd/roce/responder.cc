@@ -13,12 +13,26 @@
 
 namespace vrnicd::roce {
 
-// An ACK, NAK or atomic ACK.  With no room for it, it is dropped and
-// counted: the requester's timer brings the request again, and the
-// duplicate is answered.
+// An ACK, NAK or atomic ACK.  An ACK or NAK the link has no room for is
+// owed, not dropped: it goes out first on the next send round, as a NIC
+// keeps an ACK pending per QP and coalesces it.  A newer one replaces it,
+// since ACKs are cumulative.  Dropping it would leave the requester to its
+// timer, and a peer that saw its receive complete and tore the connection
+// down would never answer the retry.  An atomic ACK with no room is
+// dropped and counted: the requester's timer brings the request again,
+// and the duplicate is answered from the remembered resource.
 void QpTransport::send_response(const Packet& p) {
+  const bool ack = p.bth.opcode == kAcknowledge;
   if (env_.transmit(p, Payload{}) == TxStatus::kBusy) {
-    env_.count_ack_dropped();
+    if (ack) {
+      owed_ack_ = p;
+    } else {
+      env_.count_ack_dropped();
+    }
+    return;
+  }
+  if (ack && owed_ack_ && !psn_before(p.bth.psn, owed_ack_->bth.psn)) {
+    owed_ack_.reset();
   }
 }
 

@@ -157,6 +157,7 @@ void QpTransport::set_state(QpState s) {
     tx_op_ = 0;
     sq_next_ = 0;
     resources_.clear();
+    owed_ack_.reset();
     recv_active_ = write_active_ = nak_sent_ = false;
     uc_msg_ = UcMsg::kNone;
     uc_key_violations_ = 0;

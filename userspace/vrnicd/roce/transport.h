@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -512,6 +513,7 @@ class QpTransport {
   uint32_t uc_key_violations_ = 0;
   bool comm_established_ = false;
   std::deque<Resource> resources_;
+  std::optional<Packet> owed_ack_;  // an ACK or NAK the link had no room for
 };
 
 }  // namespace vrnicd::roce
