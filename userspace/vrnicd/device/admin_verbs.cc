@@ -33,6 +33,12 @@ uint32_t log2_floor(uint32_t v) {
   return v == 0 ? 0 : 31 - static_cast<uint32_t>(__builtin_clz(v));
 }
 
+// A command's reserved words, which must be 0.
+template <size_t N>
+bool reserved_zero(const __le32 (&rsvd)[N]) {
+  return std::all_of(std::begin(rsvd), std::end(rsvd), [](auto r) { return r == 0; });
+}
+
 QueueBufferDesc buffer_of(const vrnic_qbuf_desc& d) {
   return {vrnic::le64(d.pbl_addr), vrnic::le32(d.npages)};
 }
@@ -107,7 +113,7 @@ bool decode_rereg_mr(const vrnic_aq_rereg_mr& c, uint64_t max_mr_size, ReregMrPa
   p->reg.access = vrnic::le32(c.access);
   translation_of(c, &p->reg);
   if ((flags & ~(kChanges | VRNIC_AQ_REREG_MR_F_INDIRECT)) != 0 || (flags & kChanges) == 0 ||
-      std::any_of(std::begin(c.rsvd), std::end(c.rsvd), [](auto r) { return r != 0; })) {
+      !reserved_zero(c.rsvd)) {
     return false;
   }
   if (p->pd ? p->reg.pdn == 0 : p->reg.pdn != 0) {
@@ -275,8 +281,7 @@ AqResult Device::cmd_modify_cq(const vrnic_aq_cmd& cmd) {
   const uint32_t count = vrnic::le32(c.count);
   const uint32_t period_us = vrnic::le32(c.period_us);
   if (flags_of(cmd) != 0 || count > VRNIC_CQ_MOD_MAX_COUNT ||
-      period_us > VRNIC_CQ_MOD_MAX_PERIOD_US ||
-      std::any_of(std::begin(c.rsvd), std::end(c.rsvd), [](auto r) { return r != 0; })) {
+      period_us > VRNIC_CQ_MOD_MAX_PERIOD_US || !reserved_zero(c.rsvd)) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
   return status(engine_.objects().modify_cq(vrnic::le32(c.cqn), count, period_us));
