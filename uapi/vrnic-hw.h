@@ -1127,7 +1127,9 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_FETCH_ADD = 4,
 	VRNIC_CQE_BIND_MW = 5,
 	VRNIC_CQE_LOCAL_INV = 6,
-	VRNIC_CQE_REG_MR = 8,		/* the kernel's IB_WC_REG_MR */
+	VRNIC_CQE_REG_MR = 8,		/* kernel QPs: IB_WC_REG_MR, which has no
+					 * uverbs value
+					 */
 	VRNIC_CQE_RECV = 128,
 	VRNIC_CQE_RECV_RDMA_WITH_IMM = 129,
 };

@@ -292,6 +292,29 @@ void vrnic_kqp_clean_cqs(struct vrnic_qp *qp)
 		vrnic_cq_clean(to_vcq(qp->ibqp.recv_cq), qp->qpn);
 }
 
+/*
+ * The device's completion opcodes are the uverbs ABI's, which the kernel's
+ * share, but for REG_MR: it has no uverbs value, and 6.2 moved it (from 8
+ * to 10) when it added IB_WC_ATOMIC_WRITE before it.
+ */
+static bool vrnic_wc_opcode(u32 opcode, enum ib_wc_opcode *out)
+{
+	static_assert((int)VRNIC_CQE_SEND == (int)IB_WC_SEND);
+	static_assert((int)VRNIC_CQE_RDMA_WRITE == (int)IB_WC_RDMA_WRITE);
+	static_assert((int)VRNIC_CQE_RDMA_READ == (int)IB_WC_RDMA_READ);
+	static_assert((int)VRNIC_CQE_COMP_SWAP == (int)IB_WC_COMP_SWAP);
+	static_assert((int)VRNIC_CQE_FETCH_ADD == (int)IB_WC_FETCH_ADD);
+	static_assert((int)VRNIC_CQE_BIND_MW == (int)IB_WC_BIND_MW);
+	static_assert((int)VRNIC_CQE_LOCAL_INV == (int)IB_WC_LOCAL_INV);
+	static_assert((int)VRNIC_CQE_RECV == (int)IB_WC_RECV);
+	static_assert((int)VRNIC_CQE_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM);
+
+	if (!vrnic_cqe_opcode_valid(opcode))
+		return false;
+	*out = opcode == VRNIC_CQE_REG_MR ? IB_WC_REG_MR : opcode;
+	return true;
+}
+
 static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
 			  struct ib_wc *wc)
 {
@@ -304,12 +327,12 @@ static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
 	 * The device uses the IB encodings.  Anything outside them is its
 	 * bug, reported as an error (as libvrnic does), never guessed at.
 	 */
-	if (!vrnic_cqe_opcode_valid(opcode) || !vrnic_cqe_status_valid(status)) {
+	if (!vrnic_wc_opcode(opcode, &wc->opcode) ||
+	    !vrnic_cqe_status_valid(status)) {
 		status = VRNIC_CQE_GENERAL_ERR;
-		opcode = VRNIC_CQE_SEND;
+		wc->opcode = IB_WC_SEND;
 	}
 	wc->status = status;
-	wc->opcode = opcode;
 	wc->vendor_err = FIELD_GET(VRNIC_CQE_VENDOR_ERR_MASK, info);
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = qp;
