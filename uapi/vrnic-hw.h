@@ -833,6 +833,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_BLOCK_MCAST_LB	VRNIC_BIT(10)
 /* MODIFY_CQ: completion event moderation by count and period */
 #define VRNIC_DEV_CAP_CQ_MODERATION	VRNIC_BIT(11)
+/* ATOMIC_WRITE WQEs (RC) */
+#define VRNIC_DEV_CAP_ATOMIC_WRITE	VRNIC_BIT(12)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -1016,6 +1018,9 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_LOCAL_INV = 7,	/* invalidate the key in imm_data */
 	VRNIC_WQE_BIND_MW = 8,		/* struct vrnic_sqe_bind_mw */
 	VRNIC_WQE_SEND_WITH_INV = 9,	/* RC: the responder invalidates imm_data */
+	VRNIC_WQE_ATOMIC_WRITE = 15,	/* RC: compare_add's 8 bytes to remote_addr
+					 * in one access; no SGEs, no data
+					 */
 	VRNIC_WQE_REG_MR = 0x20,	/* struct vrnic_sqe_reg_mr (the kernel's
 					 * IB_WR_REG_MR)
 					 */
@@ -1042,7 +1047,9 @@ struct vrnic_sqe {
 	__le64 remote_addr;	/* RDMA and atomics */
 	__le32 rkey;		/* RDMA and atomics */
 	__le32 length;		/* with CTRL_INLINE: bytes of inline data */
-	__le64 compare_add;	/* atomics */
+	__le64 compare_add;	/* atomics; ATOMIC_WRITE: the 8 bytes to
+				 * write, in memory order
+				 */
 	__le64 swap;		/* compare and swap */
 	__le32 remote_qpn;	/* UD */
 	__le32 remote_qkey;	/* UD */
@@ -1130,6 +1137,7 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_REG_MR = 8,		/* kernel QPs: IB_WC_REG_MR, which has no
 					 * uverbs value
 					 */
+	VRNIC_CQE_ATOMIC_WRITE = 9,
 	VRNIC_CQE_RECV = 128,
 	VRNIC_CQE_RECV_RDMA_WITH_IMM = 129,
 };
@@ -1168,6 +1176,7 @@ static inline int vrnic_cqe_opcode_valid(__u32 opcode)
 	case VRNIC_CQE_BIND_MW:
 	case VRNIC_CQE_LOCAL_INV:
 	case VRNIC_CQE_REG_MR:
+	case VRNIC_CQE_ATOMIC_WRITE:
 	case VRNIC_CQE_RECV:
 	case VRNIC_CQE_RECV_RDMA_WITH_IMM:
 		return 1;

@@ -898,6 +898,39 @@ TEST_F(DataPathTest, MalformedWqesComplete) {
   EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
 }
 
+// ATOMIC_WRITE through the device: the WQE's compare_add lands in guest
+// memory as the bytes it holds, the completion says ATOMIC_WRITE with
+// byte_len 8.  The WQE carries no SGEs: one that has some is malformed.
+TEST_F(DataPathTest, AtomicWriteLandsItsBytesInGuestMemory) {
+  pair();
+  auto h = sqe(VRNIC_WQE_ATOMIC_WRITE, 7);
+  h.remote_addr = buf_b_ + 64;
+  h.rkey = key_b_;
+  h.compare_add = 0x0102030405060708ULL;
+  dp_.post_send(a_, h, {});
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(done[0].opcode, static_cast<uint32_t>(VRNIC_CQE_ATOMIC_WRITE));
+  EXPECT_EQ(done[0].byte_len, 8U);
+  const std::array<uint8_t, 8> want = {8, 7, 6, 5, 4, 3, 2, 1};
+  EXPECT_EQ(std::memcmp(dp_.ram(buf_b_ + 64), want.data(), want.size()), 0);
+  EXPECT_TRUE(cqes(b_.qpn).empty()) << "the responder's receive queue is not touched";
+
+  pair();
+  const auto before = snapshot(buf_b_, 4096);
+  const vrnic_sge local{buf_a_, 8, key_a_};
+  h.remote_addr = buf_b_ + 128;
+  dp_.post_send(a_, h, std::span(&local, 1));
+  dp_.run();
+  done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
+  EXPECT_EQ(done[0].vendor_err, static_cast<uint32_t>(VRNIC_VERR_WQE_LAYOUT));
+  EXPECT_TRUE(unchanged(buf_b_, before));
+}
+
 }  // namespace
 
 namespace {

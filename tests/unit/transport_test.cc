@@ -144,6 +144,18 @@ class FakeEnv final : public QpEnv {
     std::memcpy(r->data.data() + (va - r->iova), &v, 8);
     return MemStatus::kOk;
   }
+  MemStatus remote_atomic_write(uint32_t rkey, uint64_t va,
+                                std::span<const std::byte, 8> bytes) override {
+    if ((va & 7) != 0) {
+      return MemStatus::kMisaligned;
+    }
+    const MemStatus m = check_remote(rkey, va, bytes.size(), kAccessRemoteWrite);
+    if (m == MemStatus::kOk) {
+      Region* r = find(rkey);
+      std::memcpy(r->data.data() + (va - r->iova), bytes.data(), bytes.size());
+    }
+    return m;
+  }
   // Memory management: LOCAL_INV and SEND_WITH_INV take a region away;
   // REG_MR is only counted (the device's key states are tested in
   // datapath_test.cc).
@@ -670,6 +682,102 @@ TEST_F(TransportPair, RcWriteReadAndAtomics) {
   std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
   EXPECT_EQ(v, 7U);  // and swapped
   EXPECT_TRUE(eb_.recv_cqes.empty());
+}
+
+// ATOMIC WRITE (IBA 1.5): the WQE's 8 bytes land at the remote address as
+// they were, it completes as ATOMIC_WRITE with byte_len 8 once acked, and
+// it counts against max_rd_atomic: with a depth of 1 the second waits for
+// the first.  A repeat of it is acked again, not carried out again.
+TEST_F(TransportPair, AtomicWritePlacesItsEightBytesOnce) {
+  make(QpType::kRc, 1024, [](QpConfig& c) { c.max_rd_atomic = 1; });
+  auto aw = [&](uint64_t wr_id, uint64_t raddr, uint64_t value) {
+    SendWqe w = wqe(WrOpcode::kAtomicWrite, wr_id, 0, 0, raddr);
+    w.num_sge = 0;
+    w.compare_add = value;
+    return w;
+  };
+  ea_.sq.push_back(aw(1, 0x20800, 0x1122334455667788ULL));
+  ea_.sq.push_back(aw(2, 0x20808, 0x99aabbccddeeff00ULL));
+  ASSERT_TRUE(a_->send_step(16));
+  EXPECT_EQ(a_->sq_next(), 1U) << "the second waits for the first's ACK";
+  const std::vector<std::vector<std::byte>> first = ea_.out;
+  ASSERT_EQ(first.size(), 1U);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(ea_.send_cqes[i].status, WcStatus::kSuccess) << i;
+    EXPECT_EQ(ea_.send_cqes[i].opcode, WcOpcode::kAtomicWrite) << i;
+    EXPECT_EQ(ea_.send_cqes[i].byte_len, 8U) << i;
+  }
+  const std::array<uint8_t, 16> want = {0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+                                        0x00, 0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99};
+  std::byte* at = eb_.find(0x200)->data.data() + 0x800;
+  EXPECT_EQ(std::memcmp(at, want.data(), want.size()), 0);
+  EXPECT_TRUE(eb_.recv_cqes.empty());
+  // The first one again, late: acknowledged, not written again.
+  std::memset(at, 0, 8);
+  ea_.out = first;
+  deliver(ea_, *b_);
+  EXPECT_EQ(std::to_integer<int>(at[0]), 0);
+  ASSERT_EQ(eb_.out.size(), 1U) << "a cumulative ACK";
+  Packet ack;
+  ASSERT_EQ(decode_frame(eb_.out[0], &ack), DecodeStatus::kOk);
+  EXPECT_EQ(operation_of(ack.bth.opcode), kAcknowledge);
+  EXPECT_EQ(b_->state(), QpState::kRts);
+}
+
+// An unaligned target is an invalid request; a key or a QP without remote
+// write is an access error (remote atomic access is not what it needs);
+// neither writes anything.
+struct AtomicWriteCase {
+  uint64_t raddr;
+  uint32_t rkey;
+  bool qp_remote_write;
+  WcStatus want;
+};
+class AtomicWriteChecks : public TransportPair,
+                          public ::testing::WithParamInterface<AtomicWriteCase> {};
+
+TEST_P(AtomicWriteChecks, NeedsAlignmentAndRemoteWrite) {
+  const AtomicWriteCase& c = GetParam();
+  make(QpType::kRc);
+  if (!c.qp_remote_write) {
+    b_->config().access = kAll & ~kAccessRemoteWrite;
+  }
+  eb_.add_region(0x300, 0x30000, 4096, kAll & ~kAccessRemoteWrite);
+  eb_.add_region(0x400, 0x40000, 4096, kAccessLocalWrite | kAccessRemoteWrite);
+  SendWqe w = wqe(WrOpcode::kAtomicWrite, 1, 0, 0, c.raddr, c.rkey);
+  w.num_sge = 0;
+  w.compare_add = ~0ULL;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, c.want);
+  EXPECT_EQ(ea_.send_cqes[0].opcode, WcOpcode::kAtomicWrite);
+  const bool ok = c.want == WcStatus::kSuccess;
+  EXPECT_EQ(b_->state(), ok ? QpState::kRts : QpState::kErr);
+  const Region* r = eb_.find(c.rkey);
+  EXPECT_EQ(std::count(r->data.begin(), r->data.end(), std::byte{0xff}), ok ? 8 : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TransportPair, AtomicWriteChecks,
+    ::testing::Values(AtomicWriteCase{0x20804, 0x200, true, WcStatus::kRemInvReqErr},
+                      AtomicWriteCase{0x30000, 0x300, true, WcStatus::kRemAccessErr},
+                      AtomicWriteCase{0x20800, 0x200, false, WcStatus::kRemAccessErr},
+                      AtomicWriteCase{0x40000, 0x400, true, WcStatus::kSuccess}));
+
+// Only RC carries it, and never as inline data.
+TEST_F(TransportPair, AtomicWriteIsRcOnly) {
+  make(QpType::kUc);
+  SendWqe w = wqe(WrOpcode::kAtomicWrite, 1, 0, 0, 0x20800);
+  w.num_sge = 0;
+  ea_.sq.push_back(w);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(ea_.send_cqes[0].vendor_err, VRNIC_VERR_WQE_QP_TYPE);
+  EXPECT_TRUE(ea_.out.empty());
 }
 
 // A WRITE_ONLY to b (QP 11) at its expected PSN, into its region, from

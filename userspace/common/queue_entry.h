@@ -82,6 +82,10 @@ class SqeWriter {
     put(offsetof(vrnic_sqe, compare_add), to_le64(compare_add));
     put(offsetof(vrnic_sqe, swap), to_le64(swap));
   }
+  // ATOMIC_WRITE: the 8 bytes at data, as they are in memory.
+  void set_atomic_write(const void* data) const noexcept {
+    std::memcpy(slot_ + offsetof(vrnic_sqe, compare_add), data, sizeof(uint64_t));
+  }
   // UD: where the datagram goes.
   void set_ud(const vrnic_av& av, uint32_t remote_qpn, uint32_t remote_qkey) const noexcept {
     std::memcpy(slot_ + VRNIC_SQE_DATA_OFFSET, &av, sizeof(av));
@@ -163,7 +167,8 @@ struct BindMwFields {
 
 // Whether the device knows a send WQE opcode.
 constexpr bool sqe_opcode_known(uint32_t opcode) noexcept {
-  return opcode <= VRNIC_WQE_SEND_WITH_INV || opcode == VRNIC_WQE_REG_MR;
+  return opcode <= VRNIC_WQE_SEND_WITH_INV || opcode == VRNIC_WQE_ATOMIC_WRITE ||
+         opcode == VRNIC_WQE_REG_MR;
 }
 
 // The memory management WQEs: no SGEs, no data.
@@ -251,6 +256,12 @@ inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* 
   }
   if (sqe_opcode_local(out->opcode)) {
     return sqe_parse_local(entry, ctrl, out);
+  }
+  if (out->opcode == VRNIC_WQE_ATOMIC_WRITE) {
+    // Its data is in the header: SGEs or inline bytes are a layout error.
+    return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0
+               ? VRNIC_VERR_WQE_LAYOUT
+               : VRNIC_VERR_NONE;
   }
   if (ud) {
     std::memcpy(&out->av, entry.data() + VRNIC_SQE_DATA_OFFSET, sizeof(out->av));

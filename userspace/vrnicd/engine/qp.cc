@@ -454,6 +454,26 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
   return MemStatus::kOk;
 }
 
+MemStatus Qp::remote_atomic_write(uint32_t rkey, uint64_t va, std::span<const std::byte, 8> bytes) {
+  if ((va & 7) != 0) {
+    return MemStatus::kMisaligned;
+  }
+  const Mr* mr = nullptr;
+  const MemStatus m = access_remote(rkey, &va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_WRITE, &mr);
+  if (m != MemStatus::kOk) {
+    return m;
+  }
+  if ((va & 7) != 0) {
+    return MemStatus::kMisaligned;  // through a zero-based window that starts unaligned
+  }
+  uint64_t value = 0;
+  std::memcpy(&value, bytes.data(), sizeof(value));
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  auto* w = reinterpret_cast<uint64_t*>(mr->word(va));
+  std::atomic_ref<uint64_t>(*w).store(value, std::memory_order_release);
+  return MemStatus::kOk;
+}
+
 // ---------------------------------------------------------------------------
 // Completions, frames, events and counters
 

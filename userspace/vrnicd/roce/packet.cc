@@ -46,6 +46,7 @@ constexpr std::array<OpcodeInfo, 32> kRcOps = [] {
   t[kFetchAdd] = info(OpKind::kAtomic, kOnly | kHasAtomicEth);
   t[kSendLastInv] = info(OpKind::kSend, kLast | kPay | kHasIeth);
   t[kSendOnlyInv] = info(OpKind::kSend, kOnly | kPay | kHasIeth);
+  t[kAtomicWrite] = info(OpKind::kAtomicWrite, kOnly | kPay | kHasReth);
   return t;
 }();
 
@@ -114,7 +115,7 @@ const char* opcode_name(uint8_t opcode) noexcept {
       "ATOMIC_ACKNOWLEDGE", "COMPARE_SWAP",        "FETCH_ADD",
       "RESERVED_15",        "SEND_LAST_INV",       "SEND_ONLY_INV",
       "RESERVED_18",        "RESERVED_19",         "RESERVED_1A",
-      "RESERVED_1B",        "RESERVED_1C",         "RESERVED_1D",
+      "RESERVED_1B",        "RESERVED_1C",         "ATOMIC_WRITE",
       "RESERVED_1E",        "RESERVED_1F"};
   if (opcode_info(opcode).kind == OpKind::kInvalid) {
     return "INVALID";

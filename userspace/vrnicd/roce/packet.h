@@ -57,6 +57,7 @@ enum Opcode : uint8_t {
   kFetchAdd = 0x14,
   kSendLastInv = 0x16,
   kSendOnlyInv = 0x17,
+  kAtomicWrite = 0x1d,  // IBA 1.5's RDMA ATOMIC WRITE: RETH and 8 bytes
 };
 
 enum class Transport : uint8_t { kRc = 0, kUc = 1, kRd = 2, kUd = 3 };
@@ -92,6 +93,7 @@ enum class OpKind : uint8_t {
   kAck,
   kAtomicAck,
   kAtomic,
+  kAtomicWrite,
 };
 
 struct OpcodeInfo {

@@ -44,6 +44,8 @@ WcOpcode wc_opcode_for(WrOpcode op) {
       return WcOpcode::kCompareSwap;
     case WrOpcode::kFetchAdd:
       return WcOpcode::kFetchAdd;
+    case WrOpcode::kAtomicWrite:
+      return WcOpcode::kAtomicWrite;
     case WrOpcode::kLocalInv:
       return WcOpcode::kLocalInv;
     case WrOpcode::kBindMw:
@@ -81,11 +83,11 @@ uint8_t message_opcode(const MessageOpcodes& o, bool first, bool last, bool imm)
 
 }  // namespace
 
-// READs and atomics count until they complete, in order: the responder
-// keeps what it needs to answer a repeat of any of them.
+// READs, atomics and ATOMIC WRITEs count until they complete, in order:
+// the responder keeps what it needs to answer a repeat of any of them.
 size_t QpTransport::outstanding_rd_atomic() const {
-  return static_cast<size_t>(std::count_if(
-      ops_.begin(), ops_.end(), [](const SendOp& op) { return op.is_read() || op.is_atomic(); }));
+  return static_cast<size_t>(std::count_if(ops_.begin(), ops_.end(),
+                                           [](const SendOp& op) { return op.takes_resource(); }));
 }
 
 // Responses come in order: one for a later PSN while the oldest READ or
@@ -134,6 +136,7 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
     case WrOpcode::kRead:
     case WrOpcode::kCompareSwap:
     case WrOpcode::kFetchAdd:
+    case WrOpcode::kAtomicWrite:
       return cfg_.type == QpType::kRc && !w.is_inline;
   }
   return false;
@@ -189,8 +192,7 @@ bool QpTransport::rd_atomic_allows(const SendOp& op) const {
   if (op.wqe.fence && outstanding_rd_atomic() > 0) {
     return false;
   }
-  return !(op.is_read() || op.is_atomic()) ||
-         outstanding_rd_atomic() < std::max<uint8_t>(cfg_.max_rd_atomic, 1);
+  return !op.takes_resource() || outstanding_rd_atomic() < std::max<uint8_t>(cfg_.max_rd_atomic, 1);
 }
 
 // A WQE that cannot run completes with an error, after the older work.
@@ -231,7 +233,15 @@ bool QpTransport::start_next_wqe() {
     return start_local(std::move(op));
   }
   op.first_psn = next_psn_;
-  op.npkts = op.is_atomic() || cfg_.type == QpType::kUd ? 1 : packets_for(op.wqe.length, cfg_.mtu);
+  op.npkts = op.is_atomic() || op.is_atomic_write() || cfg_.type == QpType::kUd
+                 ? 1
+                 : packets_for(op.wqe.length, cfg_.mtu);
+  if (op.is_atomic_write()) {
+    // The bytes as they were in the poster's memory (compare_add holds
+    // them as a little-endian number).
+    const uint64_t le = vrnic::to_le64(op.wqe.compare_add);
+    std::memcpy(op.atomic_write.data(), &le, sizeof(le));
+  }
   next_psn_ = psn_add(next_psn_, op.npkts);
   ++sq_next_;
   ops_.push_back(std::move(op));
@@ -314,6 +324,13 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
       p.atomic = {w.remote_addr, w.rkey, cas ? w.swap : w.compare_add, w.compare_add};
       break;
     }
+    case WrOpcode::kAtomicWrite:
+      p = new_packet(kAtomicWrite, psn);
+      p.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(op.atomic_write.size())};
+      payload->source = Payload::Source::kBytes;
+      payload->bytes = op.atomic_write;
+      payload->length = op.atomic_write.size();
+      break;
     case WrOpcode::kLocalInv:
     case WrOpcode::kRegMr:
     case WrOpcode::kBindMw:
@@ -506,8 +523,8 @@ void QpTransport::complete_ops() {
       c.opcode = wc_opcode_for(op.wqe.opcode);
       c.status = op.status;
       c.vendor_err = op.vendor_err;
-      if (op.status == WcStatus::kSuccess && (op.is_read() || op.is_atomic())) {
-        c.byte_len = static_cast<uint32_t>(op.is_atomic() ? sizeof(uint64_t) : op.wqe.length);
+      if (op.status == WcStatus::kSuccess && op.takes_resource()) {
+        c.byte_len = static_cast<uint32_t>(op.is_read() ? op.wqe.length : sizeof(uint64_t));
       }
       env_.complete_send(c);
     }

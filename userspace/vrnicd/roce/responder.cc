@@ -299,6 +299,11 @@ void QpTransport::on_request(const Packet& pkt) {
     case OpKind::kAtomic:
       on_atomic(pkt);
       return;
+    case OpKind::kAtomicWrite:
+      if (!on_atomic_write(pkt)) {
+        return;
+      }
+      break;
     default:
       responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
       return;
@@ -470,6 +475,34 @@ void QpTransport::on_atomic(const Packet& pkt) {
   send_atomic_ack(psn, orig);
   epsn_ = psn_add(psn, 1);
   nak_sent_ = false;
+}
+
+// ATOMIC WRITE (IBA 1.5): 8 bytes stored in one access at an aligned
+// address that the QP and the key open to remote writes.  Another length
+// or an unaligned address is an invalid request, as in rxe.  It is acked
+// as a WRITE is, and a repeat is answered by the cumulative ACK without
+// being carried out again.  false: the QP went to error.
+bool QpTransport::on_atomic_write(const Packet& pkt) {
+  const uint32_t psn = pkt.bth.psn;
+  if (pkt.reth.length != sizeof(uint64_t) || pkt.payload.size() != sizeof(uint64_t) ||
+      (pkt.reth.va & 7) != 0) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return false;
+  }
+  const MemStatus m = (cfg_.access & kAccessRemoteWrite) == 0
+                          ? MemStatus::kNoAccess
+                          : env_.remote_atomic_write(pkt.reth.rkey, pkt.reth.va,
+                                                     pkt.payload.first<sizeof(uint64_t)>());
+  if (m == MemStatus::kMisaligned) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return false;
+  }
+  if (m != MemStatus::kOk) {
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return false;
+  }
+  ++msn_;
+  return true;
 }
 
 // ---------------------------------------------------------------------------

@@ -29,6 +29,8 @@ const char* wr_opcode_name(WrOpcode op) noexcept {
       return "ATOMIC_CMP_AND_SWP";
     case WrOpcode::kFetchAdd:
       return "ATOMIC_FETCH_AND_ADD";
+    case WrOpcode::kAtomicWrite:
+      return "ATOMIC_WRITE";
     case WrOpcode::kLocalInv:
       return "LOCAL_INV";
     case WrOpcode::kBindMw:
@@ -53,6 +55,8 @@ const char* wc_opcode_name(WcOpcode op) noexcept {
       return "COMP_SWAP";
     case WcOpcode::kFetchAdd:
       return "FETCH_ADD";
+    case WcOpcode::kAtomicWrite:
+      return "ATOMIC_WRITE";
     case WcOpcode::kBindMw:
       return "BIND_MW";
     case WcOpcode::kLocalInv:

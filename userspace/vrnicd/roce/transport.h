@@ -56,6 +56,7 @@ enum class WrOpcode : uint8_t {
   kLocalInv = VRNIC_WQE_LOCAL_INV,
   kBindMw = VRNIC_WQE_BIND_MW,
   kSendInv = VRNIC_WQE_SEND_WITH_INV,
+  kAtomicWrite = VRNIC_WQE_ATOMIC_WRITE,
   kRegMr = VRNIC_WQE_REG_MR,
 };
 
@@ -69,6 +70,7 @@ enum class WcOpcode : uint8_t {
   kBindMw = VRNIC_CQE_BIND_MW,
   kLocalInv = VRNIC_CQE_LOCAL_INV,
   kRegMr = VRNIC_CQE_REG_MR,
+  kAtomicWrite = VRNIC_CQE_ATOMIC_WRITE,
   kRecv = VRNIC_CQE_RECV,
   kRecvWriteImm = VRNIC_CQE_RECV_RDMA_WITH_IMM,
 };
@@ -245,6 +247,10 @@ class QpEnv {
   virtual MemStatus remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) = 0;
   virtual MemStatus remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap,
                                   uint64_t compare_add, uint64_t swap, uint64_t* original) = 0;
+  // ATOMIC_WRITE: the 8 bytes at an 8-byte aligned va (remote write
+  // access), stored in one access: nobody sees half of them.
+  virtual MemStatus remote_atomic_write(uint32_t rkey, uint64_t va,
+                                        std::span<const std::byte, 8> bytes) = 0;
 
   // REG_MR, LOCAL_INV and BIND_MW of a WQE: kSuccess, or its error status
   // with *verr (VRNIC_VERR_MR_*, VRNIC_VERR_MW_*).
@@ -388,9 +394,16 @@ class QpTransport {
     bool done = false;       // complete, waiting for older ones
     WcStatus status = WcStatus::kSuccess;
     uint8_t vendor_err = 0;
+    std::array<std::byte, 8> atomic_write{};  // ATOMIC_WRITE: its payload
     [[nodiscard]] bool is_read() const { return wqe.opcode == WrOpcode::kRead; }
     [[nodiscard]] bool is_atomic() const {
       return wqe.opcode == WrOpcode::kCompareSwap || wqe.opcode == WrOpcode::kFetchAdd;
+    }
+    [[nodiscard]] bool is_atomic_write() const { return wqe.opcode == WrOpcode::kAtomicWrite; }
+    // A responder may keep a resource for it (IBA 1.5: READs, atomics and
+    // ATOMIC WRITEs; rxe does), so it counts against max_rd_atomic.
+    [[nodiscard]] bool takes_resource() const {
+      return is_read() || is_atomic() || is_atomic_write();
     }
     [[nodiscard]] uint32_t last_psn() const;
   };
@@ -456,6 +469,7 @@ class QpTransport {
   [[nodiscard]] bool write_fits(size_t plen, bool last) const;
   void on_read_request(const Packet& pkt);
   void on_atomic(const Packet& pkt);
+  bool on_atomic_write(const Packet& pkt);
   void on_request_uc(const Packet& pkt);
   void uc_send(const Packet& pkt, const OpcodeInfo& oi);
   void uc_write(const Packet& pkt, const OpcodeInfo& oi);
