@@ -28,6 +28,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_alloc_ucontext_req, 8);
 
 /* The doorbell page could be mapped: db_mmap_key is valid. */
 #define VRNIC_UCTX_F_USER_DB		VRNIC_BIT(0)
+/* The device executes ATOMIC_WRITE WQEs (VRNIC_DEV_CAP_ATOMIC_WRITE). */
+#define VRNIC_UCTX_F_ATOMIC_WRITE	VRNIC_BIT(1)
 
 struct vrnic_alloc_ucontext_resp {
 	__u32 comp_mask;

@@ -31,6 +31,17 @@
 
 #define VRNIC_LINUX_AT_LEAST(a, b)	(KERNEL_VERSION(a, b, 0) <= LINUX_VERSION_CODE)
 
+/*
+ * 6.2: IB_DEVICE_ATOMIC_WRITE.  Before it, ib_core hands device_cap_flags
+ * to user space whole, so the uverbs bit (IB_UVERBS_DEVICE_ATOMIC_WRITE,
+ * bit 40, which rdma-core 44 knows) is set by its number.
+ */
+#if VRNIC_LINUX_AT_LEAST(6, 2)
+#define VRNIC_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define VRNIC_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#endif
+
 /* 6.3: vm_flags is read-only; it changes through vm_flags_clear(). */
 static inline void vrnic_vma_clear_flags(struct vm_area_struct *vma,
 					 vm_flags_t flags)

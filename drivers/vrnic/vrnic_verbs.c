@@ -32,6 +32,8 @@ static void vrnic_cap_flags(const struct vrnic_dev_attrs *a,
 	}
 	if (a->dev_caps & VRNIC_DEV_CAP_BLOCK_MCAST_LB)
 		attr->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
+	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
+		attr->device_cap_flags |= VRNIC_DEVICE_ATOMIC_WRITE;
 	if (a->dev_caps & VRNIC_DEV_CAP_CQ_MODERATION) {
 		attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
 		attr->cq_caps.max_cq_moderation_period =
@@ -240,6 +242,8 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		}
 		resp.flags |= VRNIC_UCTX_F_USER_DB;
 	}
+	if (dev->attrs.dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
+		resp.flags |= VRNIC_UCTX_F_ATOMIC_WRITE;
 	resp.db_offset = VRNIC_IVSHMEM_DOORBELL;
 	resp.db_peer = dev->db_peer;
 	resp.max_inline_data = dev->attrs.max_inline_data;

@@ -38,6 +38,7 @@ static_assert(same_value(VRNIC_CQE_SEND, IBV_WC_SEND) &&
               same_value(VRNIC_CQE_FETCH_ADD, IBV_WC_FETCH_ADD) &&
               same_value(VRNIC_CQE_BIND_MW, IBV_WC_BIND_MW) &&
               same_value(VRNIC_CQE_LOCAL_INV, IBV_WC_LOCAL_INV) &&
+              same_value(VRNIC_CQE_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE) &&
               same_value(VRNIC_CQE_RECV, IBV_WC_RECV) &&
               same_value(VRNIC_CQE_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM));
 static_assert(same_value(VRNIC_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR) &&

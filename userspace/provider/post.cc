@@ -22,7 +22,8 @@ constexpr uint64_t kUcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
                                 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 constexpr uint64_t kRcSendOps = kUcSendOps | IBV_QP_EX_WITH_RDMA_READ |
                                 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+                                IBV_QP_EX_WITH_ATOMIC_WRITE;
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
 bool is_inline_capable(ibv_wr_opcode op) noexcept {
@@ -40,7 +41,8 @@ static_assert(same_value(VRNIC_WQE_RDMA_WRITE, IBV_WR_RDMA_WRITE) &&
               same_value(VRNIC_WQE_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD) &&
               same_value(VRNIC_WQE_LOCAL_INV, IBV_WR_LOCAL_INV) &&
               same_value(VRNIC_WQE_BIND_MW, IBV_WR_BIND_MW) &&
-              same_value(VRNIC_WQE_SEND_WITH_INV, IBV_WR_SEND_WITH_INV));
+              same_value(VRNIC_WQE_SEND_WITH_INV, IBV_WR_SEND_WITH_INV) &&
+              same_value(VRNIC_WQE_ATOMIC_WRITE, IBV_WR_ATOMIC_WRITE));
 // Window rights use the libibverbs bits.
 static_assert(same_value(VRNIC_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE) &&
               same_value(VRNIC_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ) &&
@@ -136,9 +138,12 @@ int write_inline_sges(const Qp* qp, const SqeWriter& w, std::span<const ibv_sge>
   return write_inline(qp, w, std::span(bufs.data(), sges.size()));
 }
 
+// ATOMIC_WRITE's 8 bytes have no field in an ibv_send_wr: it is posted
+// with ibv_wr_atomic_write() only, and ibv_post_send() refuses it.
 int build_send(Qp* qp, uint32_t pi, const ibv_send_wr* wr) noexcept {
   const uint64_t bit = send_op_bit(wr->opcode);
-  if (bit == 0 || (bit & send_ops_for(qp->type)) == 0 || wr->num_sge < 0) {
+  if (bit == 0 || (bit & send_ops_for(qp->type)) == 0 || wr->num_sge < 0 ||
+      wr->opcode == IBV_WR_ATOMIC_WRITE) {
     return EINVAL;
   }
   const SqeWriter w = begin_wqe(qp, pi, wr->opcode, wr->wr_id, wr->send_flags);
@@ -241,6 +246,14 @@ void wr_atomic_fetch_add(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, uint64_t
   if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD)) {
     w->set_remote(addr, rkey);
     w->set_atomic(add, 0);
+  }
+}
+
+void wr_atomic_write(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr,
+                     const void* atomic_wr) noexcept {
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_ATOMIC_WRITE)) {
+    w->set_remote(addr, rkey);
+    w->set_atomic_write(atomic_wr);
   }
 }
 
@@ -368,6 +381,8 @@ uint64_t send_op_bit(ibv_wr_opcode op) noexcept {
       return IBV_QP_EX_WITH_LOCAL_INV;
     case IBV_WR_SEND_WITH_INV:
       return IBV_QP_EX_WITH_SEND_WITH_INV;
+    case IBV_WR_ATOMIC_WRITE:
+      return IBV_QP_EX_WITH_ATOMIC_WRITE;
     default:
       return 0;
   }
@@ -422,6 +437,9 @@ void set_wr_ops(Qp* qp, uint64_t flags) noexcept {
   }
   if ((flags & IBV_QP_EX_WITH_SEND_WITH_INV) != 0) {
     ex.wr_send_inv = wr_send_inv;
+  }
+  if ((flags & IBV_QP_EX_WITH_ATOMIC_WRITE) != 0) {
+    ex.wr_atomic_write = wr_atomic_write;
   }
   ex.wr_start = wr_start;
   ex.wr_complete = wr_complete;

@@ -47,7 +47,10 @@ int check_init_attr(const Context* ctx, const ibv_qp_init_attr_ex* attr) noexcep
     debug("create_qp: unsupported init attributes (comp_mask %#x)", attr->comp_mask);
     return EOPNOTSUPP;
   }
-  const uint64_t ops = send_ops_for(attr->qp_type);
+  uint64_t ops = send_ops_for(attr->qp_type);
+  if ((ctx->flags & VRNIC_UCTX_F_ATOMIC_WRITE) == 0) {
+    ops &= ~uint64_t{IBV_QP_EX_WITH_ATOMIC_WRITE};  // a device without it
+  }
   if (ops == 0) {
     debug("create_qp: QP type %d is not supported", attr->qp_type);
     return EOPNOTSUPP;

@@ -211,7 +211,7 @@ bool side_create(struct pair *p, int i)
 		CHECK(s->cqx, "ibv_create_cq_ex: %s", strerror(errno));
 		s->cq = ibv_cq_ex_to_cq(s->cqx);
 		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		qa.send_ops_flags = send_ops(p->type);
+		qa.send_ops_flags = send_ops(p->type) | o->more_ops;
 	} else {
 		s->cq = ibv_create_cq(E.ctx, o->cqe, NULL, o->channel, 0);
 		CHECK(s->cq, "ibv_create_cq: %s", strerror(errno));

@@ -81,6 +81,7 @@ struct qp_opts {
 	struct ibv_comp_channel *channel;
 	struct ibv_cq *cq0;	/* side 0 completes here (the caller's CQ) */
 	uint32_t create_flags0;	/* side 0's IBV_QP_CREATE_* */
+	uint64_t more_ops;	/* ex: IBV_QP_EX_WITH_* beyond send_ops() */
 	bool stop_at_init;	/* leave both QPs in INIT */
 };
 
@@ -165,6 +166,7 @@ int matrix_count(void);
 void test_matrix(enum ibv_qp_type type, bool ex);
 bool do_zero_length(void);
 bool do_atomics(bool ex);
+bool do_atomic_write(void);
 bool do_selective_signaling(void);
 bool do_sig_all(void);
 bool do_fence(void);

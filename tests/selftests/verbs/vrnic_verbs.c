@@ -73,6 +73,8 @@ static const struct named_test tests[] = {
 	{ "SEND_WITH_IMM of 0 bytes, into a receive with no SGE", do_zero_length },
 	{ "atomics return the original and leave the result (ibv_post_send)", atomics_post },
 	{ "atomics return the original and leave the result (ibv_wr_*)", atomics_wr },
+	{ "ATOMIC_WRITE (ibv_wr_atomic_write): 8 bytes whole, IBV_WC_ATOMIC_WRITE; post_send "
+	  "EINVAL; unaligned REM_INV_REQ_ERR; UC EOPNOTSUPP", do_atomic_write },
 	{ "unsignaled WRs complete silently, the signaled one reports", do_selective_signaling },
 	{ "sq_sig_all signals every WR", do_sig_all },
 	{ "a fenced SEND carries what an earlier READ brought", do_fence },
