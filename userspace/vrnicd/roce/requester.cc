@@ -283,6 +283,24 @@ Packet QpTransport::new_packet(uint8_t op, uint32_t psn) const {
   return p;
 }
 
+// The one packet of an atomic or an ATOMIC WRITE (whose 8 bytes are its
+// payload).
+Packet QpTransport::atomic_packet(const SendOp& op, uint32_t psn, Payload* payload) const {
+  const SendWqe& w = op.wqe;
+  if (w.opcode == WrOpcode::kAtomicWrite) {
+    Packet p = new_packet(kAtomicWrite, psn);
+    p.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(op.atomic_write.size())};
+    payload->source = Payload::Source::kBytes;
+    payload->bytes = op.atomic_write;
+    payload->length = op.atomic_write.size();
+    return p;
+  }
+  const bool cas = w.opcode == WrOpcode::kCompareSwap;
+  Packet p = new_packet(cas ? kCompareSwap : kFetchAdd, psn);
+  p.atomic = {w.remote_addr, w.rkey, cas ? w.swap : w.compare_add, w.compare_add};
+  return p;
+}
+
 // Packet k of op, without its payload; *payload says where that comes from.
 Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payload) const {
   const SendWqe& w = op.wqe;
@@ -318,18 +336,9 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
       p.reth = {w.remote_addr + off, w.rkey, remote};
       break;
     case WrOpcode::kCompareSwap:
-    case WrOpcode::kFetchAdd: {
-      const bool cas = w.opcode == WrOpcode::kCompareSwap;
-      p = new_packet(cas ? kCompareSwap : kFetchAdd, psn);
-      p.atomic = {w.remote_addr, w.rkey, cas ? w.swap : w.compare_add, w.compare_add};
-      break;
-    }
+    case WrOpcode::kFetchAdd:
     case WrOpcode::kAtomicWrite:
-      p = new_packet(kAtomicWrite, psn);
-      p.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(op.atomic_write.size())};
-      payload->source = Payload::Source::kBytes;
-      payload->bytes = op.atomic_write;
-      payload->length = op.atomic_write.size();
+      p = atomic_packet(op, psn, payload);
       break;
     case WrOpcode::kLocalInv:
     case WrOpcode::kRegMr:

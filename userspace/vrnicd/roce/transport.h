@@ -431,6 +431,7 @@ class QpTransport {
   bool fail_wqe(SendOp op, WcStatus status, uint8_t verr);
   bool start_local(SendOp op);
   [[nodiscard]] Packet request_packet(const SendOp& op, uint32_t k, Payload* payload) const;
+  [[nodiscard]] Packet atomic_packet(const SendOp& op, uint32_t psn, Payload* payload) const;
   static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
   void address_datagram(const SendWqe& w, Packet* p) const;
   TxStatus transmit_packet(SendOp& op);
