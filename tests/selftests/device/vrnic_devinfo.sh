@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
-# layer and port state, the CQ moderation limits, every limit the device
+# layer and port state, the CQ moderation limits, the ATOMIC_WRITE
+# capability, every limit the device
 # reports (compared with what vrnicd says it serves), and the RoCEv2 GID of
 # the NIC's IPv4 address.
 # boots: one
@@ -17,7 +18,7 @@ keys=(fw_ver node_guid sys_image_guid vendor_id vendor_part_id hw_ver
 	max_cqe max_mr max_pd max_qp_rd_atom max_qp_init_rd_atom max_mcast_grp
 	max_mcast_qp_attach max_ah max_srq max_srq_wr max_srq_sge max_pkeys
 	local_ca_ack_delay phys_port_cnt gid_tbl_len max_mtu)
-ktap_plan $((10 + ${#keys[@]}))
+ktap_plan $((11 + ${#keys[@]}))
 
 devices=$(ibv_devices 2>&1)
 grep -Eq "^\s+$VRNIC_IBDEV\s+[0-9a-f]{16}$" <<<"$devices"
@@ -51,6 +52,12 @@ ktap_check "GID[$VRNIC_GID_INDEX] is ::ffff:$VRNIC_IP, RoCE v2" $? "$gidline"
 ktap_check "cq moderation: max_cq_count 65535" $? "max_cq_count: $(field max_cq_count)"
 [[ $(field max_cq_period) == "4095 us" ]]
 ktap_check "cq moderation: max_cq_period 4095 us" $? "max_cq_period: $(field max_cq_period)"
+
+# ATOMIC_WRITE: the kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE, bit 40 of
+# device_cap_flags_ex, which ibv_devinfo has no name for.
+ex=$(field device_cap_flags_ex)
+[[ $ex == 0x* ]] && (((ex >> 40) & 1))
+ktap_check "device_cap_flags_ex has ATOMIC_WRITE (bit 40)" $? "device_cap_flags_ex: ${ex:-none}"
 
 # Each limit as vrnicd serves it, and as the application sees it.
 if [[ ! -r $info ]]; then
