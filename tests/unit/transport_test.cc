@@ -1056,6 +1056,57 @@ TEST_F(TransportPair, UdCarriesTheGrhAndTheSource) {
   EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kLocLenErr);
 }
 
+// UC and UD (IBA 10.3.1): a send WQE that fails takes the send queue to
+// SQE, not the QP to ERR: it completes in error, the send after it is
+// flushed, a message from the peer is still received, and after RTS the
+// QP sends again.  (RC goes to ERR: TransportPair.LocalProtection.)
+class SqError : public TransportPair, public ::testing::WithParamInterface<QpType> {};
+
+TEST_P(SqError, AFailedSendStopsOnlyTheSendQueue) {
+  make(GetParam());
+  auto send = [&](uint64_t wr_id, uint32_t lkey) {
+    SendWqe w = wqe(WrOpcode::kSend, wr_id, 0x10000, 100);
+    w.sge[0].lkey = lkey;
+    w.remote_qpn = 11;
+    w.remote_qkey = 0x1111;
+    w.ud_path = a_->config().path;
+    ea_.sq.push_back(w);
+  };
+  send(1, 0x999);  // no such key
+  send(2, 0x100);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(ea_.send_cqes[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(a_->state(), QpState::kSqe);
+  EXPECT_TRUE(ea_.events.empty()) << "no asynchronous event";
+  EXPECT_TRUE(eb_.recv_cqes.empty());
+  // Its receive queue still works.
+  ea_.post_recv(7, 0x100, 0x18000, 1024);
+  SendWqe back = wqe(WrOpcode::kSend, 3, 0x20000, 64);
+  back.sge[0].lkey = 0x200;
+  back.remote_qpn = 10;
+  back.remote_qkey = 0x1111;
+  back.ud_path = b_->config().path;
+  eb_.sq.push_back(back);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.recv_cqes.size(), 1U);
+  EXPECT_EQ(ea_.recv_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.recv_cqes[0].wr_id, 7U);
+  // RTS again: the next send goes out.
+  a_->set_state(QpState::kRts);
+  eb_.post_recv(8, 0x200, 0x30000, 1024);
+  send(4, 0x100);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 3U);
+  EXPECT_EQ(ea_.send_cqes[2].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.send_cqes[2].wr_id, 4U);
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_EQ(eb_.recv_cqes[0].wr_id, 8U);
+}
+
+INSTANTIATE_TEST_SUITE_P(TransportPair, SqError, ::testing::Values(QpType::kUd, QpType::kUc));
+
 TEST_F(TransportPair, UdWrongQkeyIsDropped) {
   make(QpType::kUd);
   eb_.post_recv(1, 0x200, 0x20000, 2000);

@@ -191,6 +191,7 @@ enum bad_kind {
 	BAD_REMOTE_ACCESS_READ,
 };
 bool do_bad_access(enum bad_kind kind);
+bool do_sq_error(enum ibv_qp_type type);
 bool do_rnr(bool recover);
 bool do_flush(void);
 bool do_wrong_state(bool ex);

@@ -92,6 +92,74 @@ out:
 	return ok;
 }
 
+/* One signaled 64-byte SEND from side i to the other, which receives it
+ * into READ_OFF (behind a GRH for UD): both completions and the bytes. */
+static bool sq_error_send(struct pair *p, int i, uint64_t wr_id)
+{
+	struct side *to = &p->s[1 - i];
+	size_t grh = p->type == IBV_QPT_UD ? GRH_SIZE : 0;
+	struct ibv_sge sg = { (uintptr_t)p->s[i].buf, 64, p->s[i].mr->lkey };
+	struct ibv_sge rsg = { (uintptr_t)to->buf + READ_OFF, (uint32_t)(64 + grh), to->mr->lkey };
+	struct send w = { .op = IBV_WR_SEND, .wr_id = wr_id, .flags = IBV_SEND_SIGNALED,
+			  .sg = &sg, .nsge = 1 };
+	struct ibv_wc wc;
+
+	fill_random(p->s[i].buf, 64);
+	CHECK(!post_recv(to, wr_id + 100, &rsg, 1), "post_recv failed");
+	CHECK(!post_one(p, i, &w), "post_one failed");
+	if (!expect_status(&p->s[i], wr_id, IBV_WC_SUCCESS, "the send") ||
+	    !expect_wc(to, &wc, "the receive"))
+		return false;
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == wr_id + 100 && wc.byte_len == 64 + grh,
+	      "receive: wr_id %" PRIu64 " status %s byte_len %u", wc.wr_id,
+	      ibv_wc_status_str(wc.status), wc.byte_len);
+	CHECK(!memcmp(to->buf + READ_OFF + grh, p->s[i].buf, 64), "the received bytes differ");
+	return true;
+}
+
+/*
+ * UC and UD: a send WR that fails (a bad lkey) takes the send queue to SQE
+ * (IBA 10.3.1), as ib_mad expects of its QPs, not the QP to ERR: it
+ * completes with LOC_PROT_ERR, the next WR flushes, ibv_query_qp says
+ * SQE, a message from the peer is still received, and SQE->RTS sends again.
+ */
+bool do_sq_error(enum ibv_qp_type type)
+{
+	struct qp_opts o = default_opts();
+	struct pair p;
+	struct ibv_sge sg;
+	struct send w = { .op = IBV_WR_SEND, .wr_id = 1, .flags = IBV_SEND_SIGNALED,
+			  .sg = &sg, .nsge = 1 };
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	bool ok = false;
+
+	if (!pair_create(&p, type, &o))
+		goto out;
+	sg = (struct ibv_sge){ (uintptr_t)p.s[0].buf, 64, p.s[0].mr->lkey ^ 0x5a5a00 };
+	CHECK_OUT(!post_one(&p, 0, &w), "post failed");
+	if (!expect_status(&p.s[0], 1, IBV_WC_LOC_PROT_ERR, "the bad WR"))
+		goto out;
+	sg.lkey = p.s[0].mr->lkey;
+	w.wr_id = 2;
+	CHECK_OUT(!post_one(&p, 0, &w), "post after the error: %s", strerror(errno));
+	if (!expect_status(&p.s[0], 2, IBV_WC_WR_FLUSH_ERR, "the WR after it"))
+		goto out;
+	CHECK_OUT(!ibv_query_qp(p.s[0].qp, &a, IBV_QP_STATE, &ia) && a.qp_state == IBV_QPS_SQE,
+		  "ibv_query_qp: state %d, want SQE (%d)", a.qp_state, IBV_QPS_SQE);
+	if (!sq_error_send(&p, 1, 3))
+		goto out;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_OUT(!ibv_modify_qp(p.s[0].qp, &a, IBV_QP_STATE), "SQE->RTS: %s", strerror(errno));
+	if (!sq_error_send(&p, 0, 4))
+		goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}
+
 bool do_rnr(bool recover)
 {
 	struct qp_opts o = default_opts();

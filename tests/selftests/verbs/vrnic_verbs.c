@@ -58,6 +58,8 @@ static bool bad_rkey(void) { return do_bad_access(BAD_RKEY); }
 static bool bad_rwrite(void) { return do_bad_access(BAD_REMOTE_ACCESS_WRITE); }
 static bool bad_rbounds(void) { return do_bad_access(BAD_REMOTE_BOUNDS); }
 static bool bad_rread(void) { return do_bad_access(BAD_REMOTE_ACCESS_READ); }
+static bool sq_error_ud(void) { return do_sq_error(IBV_QPT_UD); }
+static bool sq_error_uc(void) { return do_sq_error(IBV_QPT_UC); }
 static bool rnr_exceeded(void) { return do_rnr(false); }
 static bool rnr_recovers(void) { return do_rnr(true); }
 static bool sges_post(void) { return do_too_many_sges(false); }
@@ -94,6 +96,10 @@ static const struct named_test tests[] = {
 	{ "WRITE to an MR without remote write: REM_ACCESS_ERR, nothing written", bad_rwrite },
 	{ "WRITE past the end of the remote MR: REM_ACCESS_ERR, nothing written", bad_rbounds },
 	{ "READ from an MR without remote read: REM_ACCESS_ERR", bad_rread },
+	{ "UD: a failed send takes the send queue to SQE; receives go on; RTS sends again",
+	  sq_error_ud },
+	{ "UC: a failed send takes the send queue to SQE; receives go on; RTS sends again",
+	  sq_error_uc },
 	{ "receiver not ready, retries run out: RNR_RETRY_EXC_ERR", rnr_exceeded },
 	{ "receiver not ready, then a receive: RNR retried to success", rnr_recovers },
 	{ "to ERR: every posted WR flushes with WR_FLUSH_ERR", do_flush },

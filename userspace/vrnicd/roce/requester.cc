@@ -554,7 +554,28 @@ void QpTransport::fail_op(SendOp& op, WcStatus status, uint8_t verr) {
   op.done = true;
   op.status = status;
   op.vendor_err = verr;
-  enter_error();
+  if (cfg_.type == QpType::kRc) {
+    enter_error();
+  } else {
+    enter_sq_error();
+  }
+}
+
+// UC and UD (IBA 10.3.1): a send WQE that fails takes the send queue to
+// SQE, not the QP to ERR.  It completes in error and the send WQEs after
+// it are flushed, while the receive queue goes on; MODIFY_QP to RTS sends
+// again.  (ib_mad recovers its QPs so.)
+void QpTransport::enter_sq_error() {
+  state_ = QpState::kSqe;
+  for (SendOp& op : ops_) {
+    if (!op.done) {
+      op.done = true;
+      op.status = WcStatus::kWrFlushErr;
+    }
+  }
+  complete_ops();
+  tx_op_ = 0;
+  flush_step(kFlushBudget);
 }
 
 void QpTransport::enter_error() {

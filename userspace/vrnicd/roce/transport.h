@@ -440,6 +440,7 @@ class QpTransport {
   void complete_ops();
   void fail_op(SendOp& op, WcStatus status, uint8_t verr);
   void enter_error();
+  void enter_sq_error();
   bool flush_step(int budget);
   void ack_up_to(uint32_t psn);
   void rewind_to(uint32_t psn);
