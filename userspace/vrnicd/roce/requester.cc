@@ -823,6 +823,9 @@ bool QpTransport::on_read_response(const Packet& pkt, const OpcodeInfo& oi) {
     return false;
   }
   SendOp* op = op_at(psn);
+  if (op != nullptr && op->is_atomic_write()) {
+    return on_atomic_write_response(*op, pkt, oi);
+  }
   if (op == nullptr || !op->is_read()) {
     env_.count_duplicate();
     return false;
@@ -857,6 +860,21 @@ bool QpTransport::on_read_response(const Packet& pkt, const OpcodeInfo& oi) {
     return false;
   }
   op->done = ++op->done_pkts == op->npkts;
+  complete_ops();
+  return true;
+}
+
+// An ATOMIC WRITE is answered with a READ response of no bytes (rxe's
+// answer, and vrnic's); a later ACK covers it too (ack_up_to()).
+bool QpTransport::on_atomic_write_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi) {
+  if (operation_of(pkt.bth.opcode) != kReadResponseOnly || !pkt.payload.empty() ||
+      (oi.bits & kHasAeth) == 0) {
+    fail_op(op, WcStatus::kBadRespErr, VRNIC_VERR_BAD_RESPONSE);
+    return false;
+  }
+  ack_up_to(psn_add(op.first_psn, kPsnModulo - 1));  // the WRITEs and SENDs before it
+  op.done_pkts = op.npkts;
+  op.done = true;
   complete_ops();
   return true;
 }

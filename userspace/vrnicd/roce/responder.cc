@@ -162,7 +162,7 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
     case OpKind::kReadRequest:
       for (Resource& r : resources_) {
         const int32_t d = psn_diff(psn, r.first_psn);
-        if (!r.atomic && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
+        if (!r.atomic && !r.atomic_write && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
           // A READ still being answered stays one of the requester's
           // outstanding READs; it only starts again from the repeat.
           r.replay = r.replay || !r.pending;
@@ -179,6 +179,9 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
           return;
         }
       }
+      return;
+    case OpKind::kAtomicWrite:
+      answer_atomic_write(psn);  // it was carried out: only the answer again
       return;
     default:
       // Acknowledge everything received so far again.
@@ -203,12 +206,14 @@ bool QpTransport::send_read_responses(Resource& r, int* budget) {
     Packet p = new_packet(o, psn_add(r.first_psn, k));
     p.aeth_syndrome = kAethAckNoCredits;
     p.aeth_msn = msn_;
-    Payload payload;
-    payload.source = Payload::Source::kRemote;
-    payload.rkey = r.rkey;
-    payload.va = r.va + off;
-    payload.length = static_cast<size_t>(
-        std::min<uint64_t>(cfg_.mtu, r.length - std::min<uint64_t>(off, r.length)));
+    Payload payload;  // none for an ATOMIC WRITE's answer
+    if (!r.atomic_write) {
+      payload.source = Payload::Source::kRemote;
+      payload.rkey = r.rkey;
+      payload.va = r.va + off;
+      payload.length = static_cast<size_t>(
+          std::min<uint64_t>(cfg_.mtu, r.length - std::min<uint64_t>(off, r.length)));
+    }
     const TxStatus st = env_.transmit(p, payload);
     if (st == TxStatus::kBusy) {
       return progress;  // the rest on a later round
@@ -300,10 +305,8 @@ void QpTransport::on_request(const Packet& pkt) {
       on_atomic(pkt);
       return;
     case OpKind::kAtomicWrite:
-      if (!on_atomic_write(pkt)) {
-        return;
-      }
-      break;
+      on_atomic_write(pkt);
+      return;
     default:
       responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
       return;
@@ -479,15 +482,16 @@ void QpTransport::on_atomic(const Packet& pkt) {
 
 // ATOMIC WRITE (IBA 1.5): 8 bytes stored in one access at an aligned
 // address that the QP and the key open to remote writes.  Another length
-// or an unaligned address is an invalid request, as in rxe.  It is acked
-// as a WRITE is, and a repeat is answered by the cumulative ACK without
-// being carried out again.  false: the QP went to error.
-bool QpTransport::on_atomic_write(const Packet& pkt) {
+// or an unaligned address is an invalid request, as in rxe.  Like FLUSH,
+// it is answered with an RDMA READ response of no bytes, as rxe answers
+// it, in order behind the READ responses before it; a repeat is answered
+// again without being carried out again.
+void QpTransport::on_atomic_write(const Packet& pkt) {
   const uint32_t psn = pkt.bth.psn;
   if (pkt.reth.length != sizeof(uint64_t) || pkt.payload.size() != sizeof(uint64_t) ||
       (pkt.reth.va & 7) != 0) {
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
-    return false;
+    return;
   }
   const MemStatus m = (cfg_.access & kAccessRemoteWrite) == 0
                           ? MemStatus::kNoAccess
@@ -495,14 +499,34 @@ bool QpTransport::on_atomic_write(const Packet& pkt) {
                                                      pkt.payload.first<sizeof(uint64_t)>());
   if (m == MemStatus::kMisaligned) {
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
-    return false;
+    return;
   }
   if (m != MemStatus::kOk) {
     responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
-    return false;
+    return;
   }
   ++msn_;
-  return true;
+  epsn_ = psn_add(psn, 1);
+  nak_sent_ = false;
+  answer_atomic_write(psn);
+}
+
+// The READ response of no bytes that answers the ATOMIC WRITE at psn,
+// queued with the READ responses (a repeat's too).
+void QpTransport::answer_atomic_write(uint32_t psn) {
+  for (Resource& r : resources_) {
+    if (r.atomic_write && r.first_psn == psn) {
+      r.replay = true;
+      r.next_pkt = 0;
+      r.pending = true;
+      return;
+    }
+  }
+  Resource r;
+  r.atomic_write = true;
+  r.first_psn = psn;
+  r.pending = true;
+  remember(r);
 }
 
 // ---------------------------------------------------------------------------

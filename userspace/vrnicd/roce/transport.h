@@ -408,9 +408,12 @@ class QpTransport {
     [[nodiscard]] uint32_t last_psn() const;
   };
 
-  // A READ or atomic the responder has executed, kept to answer duplicates.
+  // A READ, atomic or ATOMIC WRITE the responder has executed, kept to
+  // answer duplicates.  An ATOMIC WRITE's answer is a READ response of no
+  // bytes (length 0), sent in order with the READs' responses.
   struct Resource {
     bool atomic = false;
+    bool atomic_write = false;
     uint32_t first_psn = 0;
     uint32_t npkts = 1;
     uint64_t va = 0;
@@ -459,6 +462,7 @@ class QpTransport {
   void on_rnr_nak(SendOp& op, uint32_t psn, uint8_t timer);
   bool on_read_response(const Packet& pkt, const OpcodeInfo& oi);
   bool on_atomic_ack(const Packet& pkt);
+  bool on_atomic_write_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi);
 
   // Responder: one handler per kind of request (responder.cc)
   void on_request(const Packet& pkt);
@@ -471,7 +475,8 @@ class QpTransport {
   [[nodiscard]] bool write_fits(size_t plen, bool last) const;
   void on_read_request(const Packet& pkt);
   void on_atomic(const Packet& pkt);
-  bool on_atomic_write(const Packet& pkt);
+  void on_atomic_write(const Packet& pkt);
+  void answer_atomic_write(uint32_t psn);
   void on_request_uc(const Packet& pkt);
   void uc_send(const Packet& pkt, const OpcodeInfo& oi);
   void uc_write(const Packet& pkt, const OpcodeInfo& oi);
