@@ -11,8 +11,8 @@
  * binds, which a SEND_WITH_INV then invalidates (the server checks
  * IBV_WC_WITH_INV and the key), the window's errors across the wire (past
  * its end, beyond its rights, after its invalidation, and SEND_WITH_INV of
- * a type 1 window), and a WRITE with a bad rkey (remote access error).
- * A TCP connection carries the handshake and each case's control.
+ * a type 1 window), an ATOMIC WRITE where both devices have it, and a
+ * WRITE with a bad rkey (remote access error).  A TCP connection carries the handshake and each case's control.
  *
  *   vrnic_pair_verbs -d DEV -g GID_INDEX [-p PORT]             (server)
  *   vrnic_pair_verbs -d DEV -g GID_INDEX [-p PORT] SERVER_IP   (client)
@@ -62,11 +62,16 @@ struct reply {
 	char why[196];
 };
 
+/* conn_info.caps: the device executes IBA 1.5's ATOMIC WRITE. */
+#define CAP_ATOMIC_WRITE	1U
+/* The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE (rdma-core 44 has no name). */
+#define DEVICE_ATOMIC_WRITE	(1ULL << 40)
+
 struct conn_info {
 	uint32_t qpn;
 	uint32_t psn;
 	uint32_t rkey;
-	uint32_t pad;
+	uint32_t caps;		/* CAP_* */
 	uint64_t addr;
 	uint8_t gid[16];
 };
@@ -88,6 +93,7 @@ static struct {
 	struct ibv_ah *ah;
 	enum ibv_qp_type type;
 	uint32_t max_inline;
+	uint32_t caps;		/* CAP_* of this side's device */
 	struct conn_info me, peer;
 } R;
 
@@ -95,7 +101,12 @@ static int tests, failed, skipped;
 
 static void open_device(void)
 {
+	struct ibv_device_attr_ex attr;
+
 	R.ctx = open_device_named(O.dev);
+	if (!ibv_query_device_ex(R.ctx, NULL, &attr) &&
+	    (attr.device_cap_flags_ex & DEVICE_ATOMIC_WRITE))
+		R.caps |= CAP_ATOMIC_WRITE;
 	R.pd = ibv_alloc_pd(R.ctx);
 	if (posix_memalign((void **)&R.buf, 4096, BUF_SIZE) || !R.pd)
 		die("cannot allocate a PD or the buffer");
@@ -109,10 +120,11 @@ static void open_device(void)
 /* A QP of R.type, connected to the peer's, both in RTS. */
 static void make_qp(void)
 {
-	struct ibv_qp_init_attr qia = {
+	struct ibv_qp_init_attr_ex qia = {
 		.qp_type = R.type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 4,
 			 .max_recv_sge = 4, .max_inline_data = MAX_INLINE },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	union ibv_gid gid;
@@ -123,7 +135,13 @@ static void make_qp(void)
 	if (!R.cq)
 		die("ibv_create_cq: %s", strerror(errno));
 	qia.send_cq = qia.recv_cq = R.cq;
-	R.qp = ibv_create_qp(R.pd, &qia);
+	qia.pd = R.pd;
+	if (R.type == IBV_QPT_RC && (R.caps & CAP_ATOMIC_WRITE)) {
+		/* For ibv_wr_atomic_write(); ibv_post_send() serves the rest. */
+		qia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qia.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	}
+	R.qp = ibv_create_qp_ex(R.ctx, &qia);
 	if (!R.qp)
 		die("ibv_create_qp(%s): %s", type_name(R.type), strerror(errno));
 	R.max_inline = qia.cap.max_inline_data < MAX_INLINE ? qia.cap.max_inline_data : MAX_INLINE;
@@ -131,7 +149,7 @@ static void make_qp(void)
 		die("cannot read GID %d", O.gid_index);
 	R.me = (struct conn_info){
 		.qpn = R.qp->qp_num, .psn = (uint32_t)now_us() & 0xffffff,
-		.rkey = R.mr->rkey, .addr = (uintptr_t)R.buf,
+		.rkey = R.mr->rkey, .caps = R.caps, .addr = (uintptr_t)R.buf,
 	};
 	memcpy(R.me.gid, gid.raw, 16);
 	xwrite(&R.me, sizeof(R.me));
@@ -724,6 +742,66 @@ static void rc_extras(void)
 }
 
 /*
+ * RC ATOMIC WRITE (ibv_wr_atomic_write) of 8 bytes into the middle of the
+ * server's READ pattern, read back: the word replaced whole, its
+ * neighbours as they were.  Skipped when a side's device lacks it (rxe
+ * before Linux 6.2), which only rxe may.
+ */
+static void rc_atomic_write(void)
+{
+	struct ctl c = { .id = 4444, .wr = IBV_WR_RDMA_READ, .len = 24 };
+	uint8_t *back = R.buf + STAGE_OFF, val[8], want[24];
+	struct ibv_sge sg = { (uintptr_t)back, 24, R.mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+				  .opcode = IBV_WR_RDMA_READ }, *bad;
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(R.qp);
+	struct ibv_wc wc = { 0 };
+	char why[256] = "";
+	struct utsname u;
+	bool ok;
+
+	if (!(R.caps & R.peer.caps & CAP_ATOMIC_WRITE)) {
+		printf("ok %d RC ATOMIC_WRITE # SKIP the %s's device does not announce it (Linux %s)\n",
+		       ++tests, R.caps & CAP_ATOMIC_WRITE ? "server" : "client",
+		       uname(&u) ? "?" : u.release);
+		skipped++;
+		return;
+	}
+	/* The server fills its target with pattern(id, 1). */
+	ok = ask(CTL_PREP, &c, why, sizeof(why));
+	for (int i = 0; i < 24; i++)
+		want[i] = pattern(c.id, 1, (uint64_t)i);
+	for (int i = 0; i < 8; i++)
+		want[8 + i] = val[i] = (uint8_t)(0xc0 + 7 * i);
+	if (ok) {
+		ibv_wr_start(x);
+		x->wr_id = c.id;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_write(x, R.peer.rkey, R.peer.addr + TARGET_OFF + 8, val);
+		ok = !ibv_wr_complete(x) && poll_one(&wc) && wc.status == IBV_WC_SUCCESS &&
+		     wc.opcode == IBV_WC_ATOMIC_WRITE;
+	}
+	if (ok) {
+		memset(back, 0, 24);
+		wr.wr.rdma.remote_addr = R.peer.addr + TARGET_OFF;
+		wr.wr.rdma.rkey = R.peer.rkey;
+		ok = !ibv_post_send(R.qp, &wr, &bad) && poll_one(&wc) &&
+		     wc.status == IBV_WC_SUCCESS;
+		for (int i = 0; ok && i < 24; i++) {
+			if (back[i] != want[i]) {
+				snprintf(why, sizeof(why), "read back: byte %d is %#x, want %#x", i,
+					 back[i], want[i]);
+				ok = false;
+			}
+		}
+	}
+	if (!ok && !why[0])
+		snprintf(why, sizeof(why), "status %s opcode %d", ibv_wc_status_str(wc.status),
+			 wc.opcode);
+	result(ok, why, "RC ATOMIC_WRITE replaces 8 bytes whole, the neighbours kept");
+}
+
+/*
  * RC through a type 2 window of the server: a WRITE of c.len bytes, then a
  * SEND_WITH_INV naming the window.
  */
@@ -856,6 +934,7 @@ static void client(void)
 		if (R.type == IBV_QPT_RC) {
 			rc_window();
 			rc_window_errors();
+			rc_atomic_write();
 			rc_extras();
 		}
 		c.op = t + 1 < sizeof(types) / sizeof(types[0]) ? CTL_NEXT : CTL_DONE;

@@ -4,7 +4,7 @@
 # vrnic_verbs's data-verifying matrix across the two guests
 # (vrnic_pair_verbs): RC, UC and UD; every opcode of each; 1, 2 and 4
 # scattered SGEs and inline; every byte and both sides' completions
-# checked; RC atomics and a remote access error.  Each guest takes a turn
+# checked; RC atomics, ATOMIC_WRITE and a remote access error.  Each guest takes a turn
 # as the server.
 # boots: pair pair-rxe
 # tags: smoke verbs
