@@ -6,6 +6,7 @@
 // encoder and decoder on its way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
