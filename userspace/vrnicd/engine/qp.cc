@@ -427,22 +427,32 @@ MemStatus Qp::remote_read(uint32_t rkey, uint64_t va, std::span<std::byte> dst) 
   return m;
 }
 
-MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint64_t compare_add,
-                            uint64_t swap, uint64_t* original) {
+// The aligned guest word an atomic or ATOMIC WRITE reaches through rkey
+// with access need.  An aligned word never straddles a page.
+MemStatus Qp::remote_word(uint32_t rkey, uint64_t va, uint32_t need, uint64_t** word) {
   if ((va & 7) != 0) {
     return MemStatus::kMisaligned;
   }
   const Mr* mr = nullptr;
-  const MemStatus m = access_remote(rkey, &va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_ATOMIC, &mr);
+  const MemStatus m = access_remote(rkey, &va, sizeof(uint64_t), need, &mr);
   if (m != MemStatus::kOk) {
     return m;
   }
   if ((va & 7) != 0) {
     return MemStatus::kMisaligned;  // through a zero-based window that starts unaligned
   }
-  // An aligned word never straddles a page.
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  auto* w = reinterpret_cast<uint64_t*>(mr->word(va));
+  *word = reinterpret_cast<uint64_t*>(mr->word(va));
+  return MemStatus::kOk;
+}
+
+MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint64_t compare_add,
+                            uint64_t swap, uint64_t* original) {
+  uint64_t* w = nullptr;
+  const MemStatus m = remote_word(rkey, va, VRNIC_ACCESS_REMOTE_ATOMIC, &w);
+  if (m != MemStatus::kOk) {
+    return m;
+  }
   std::atomic_ref<uint64_t> word(*w);
   if (compare_swap) {
     uint64_t expected = compare_add;
@@ -455,21 +465,13 @@ MemStatus Qp::remote_atomic(uint32_t rkey, uint64_t va, bool compare_swap, uint6
 }
 
 MemStatus Qp::remote_atomic_write(uint32_t rkey, uint64_t va, std::span<const std::byte, 8> bytes) {
-  if ((va & 7) != 0) {
-    return MemStatus::kMisaligned;
-  }
-  const Mr* mr = nullptr;
-  const MemStatus m = access_remote(rkey, &va, sizeof(uint64_t), VRNIC_ACCESS_REMOTE_WRITE, &mr);
+  uint64_t* w = nullptr;
+  const MemStatus m = remote_word(rkey, va, VRNIC_ACCESS_REMOTE_WRITE, &w);
   if (m != MemStatus::kOk) {
     return m;
   }
-  if ((va & 7) != 0) {
-    return MemStatus::kMisaligned;  // through a zero-based window that starts unaligned
-  }
   uint64_t value = 0;
   std::memcpy(&value, bytes.data(), sizeof(value));
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-  auto* w = reinterpret_cast<uint64_t*>(mr->word(va));
   std::atomic_ref<uint64_t>(*w).store(value, std::memory_order_release);
   return MemStatus::kOk;
 }

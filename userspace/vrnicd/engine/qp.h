@@ -157,6 +157,7 @@ class Qp final : public roce::QpEnv {
   bool fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad);
   static bool refuse_wqe(roce::SendWqe* wqe, bool* bad, uint32_t why);
   [[nodiscard]] const Mr* find_mr(uint32_t key) const;
+  roce::MemStatus remote_word(uint32_t rkey, uint64_t va, uint32_t need, uint64_t** word);
   roce::MemStatus access_remote(uint32_t rkey, uint64_t* va, uint64_t length, uint32_t need,
                                 const Mr** mr) const;
   roce::MemStatus scatter_in(uint32_t pdn, std::span<const roce::Sge> sges, uint64_t offset,

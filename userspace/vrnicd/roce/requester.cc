@@ -567,6 +567,12 @@ void QpTransport::fail_op(SendOp& op, WcStatus status, uint8_t verr) {
 // again.  (ib_mad recovers its QPs so.)
 void QpTransport::enter_sq_error() {
   state_ = QpState::kSqe;
+  flush_ops();
+  flush_step(kFlushBudget);
+}
+
+// The work requests started and not done complete with WR_FLUSH_ERR.
+void QpTransport::flush_ops() {
   for (SendOp& op : ops_) {
     if (!op.done) {
       op.done = true;
@@ -575,20 +581,12 @@ void QpTransport::enter_sq_error() {
   }
   complete_ops();
   tx_op_ = 0;
-  flush_step(kFlushBudget);
 }
 
 void QpTransport::enter_error() {
   state_ = QpState::kErr;
   retry_deadline_ = rnr_deadline_ = UINT64_MAX;
-  for (SendOp& op : ops_) {
-    if (!op.done) {
-      op.done = true;
-      op.status = WcStatus::kWrFlushErr;
-    }
-  }
-  complete_ops();
-  tx_op_ = 0;
+  flush_ops();
   for (Resource& r : resources_) {
     r.pending = false;
   }

@@ -444,6 +444,7 @@ class QpTransport {
   void fail_op(SendOp& op, WcStatus status, uint8_t verr);
   void enter_error();
   void enter_sq_error();
+  void flush_ops();
   bool flush_step(int budget);
   void ack_up_to(uint32_t psn);
   void rewind_to(uint32_t psn);
