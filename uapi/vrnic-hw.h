@@ -1342,7 +1342,7 @@ enum vrnic_stat {
 	VRNIC_STAT_RX_PKEY_ERRORS,	/* wrong P_Key */
 	VRNIC_STAT_RX_INVALID,		/* out of order in the message, bad length */
 	VRNIC_STAT_RX_NO_BUFFER,	/* UC/UD: no receive WQE */
-	VRNIC_STAT_TX_ACKS_DROPPED,	/* no room to send an atomic ACK */
+	VRNIC_STAT_TX_ACKS_DROPPED,	/* responses dropped: none, kept at 0 */
 	VRNIC_STAT_MAX
 };
 

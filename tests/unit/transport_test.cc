@@ -650,6 +650,100 @@ TEST_F(TransportPair, AnAckWithNoRoomIsOwedNotDropped) {
   EXPECT_EQ(ea_.retransmits, 0);
 }
 
+// The (opcode, PSN) of each frame a side has sent, in order.
+std::vector<std::pair<uint8_t, uint32_t>> sent_headers(const FakeEnv& e) {
+  std::vector<std::pair<uint8_t, uint32_t>> v;
+  for (const auto& f : e.out) {
+    Packet p;
+    EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kOk);
+    v.emplace_back(p.bth.opcode, p.bth.psn);
+  }
+  return v;
+}
+
+// Responses leave in PSN order (IBA 9.7.5.1): the ACK of a SEND that came
+// after a READ, and an atomic's ACK, wait behind the READ's responses.  An
+// ACK ahead of them would tell the requester that the READ's responses
+// were lost, and it would send the READ again.
+TEST_F(TransportPair, ResponsesLeaveInPsnOrder) {
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x28000, 4000, 3);
+  fill(ea_, 0x100, 0x10000, 64, 4);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  eb_.post_recv(2, 0x200, 0x21000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x14000, 4000, 0x28000));
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 2, 0x10000, 64));
+  auto faa = wqe(WrOpcode::kFetchAdd, 3, 0x18000, 8, 0x20800);
+  faa.compare_add = 5;
+  ea_.sq.push_back(faa);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 4, 0x10000, 64));
+  a_->send_step(16);
+  ASSERT_EQ(ea_.out.size(), 4U);
+  deliver(ea_, *b_);  // all four requests at once, before b sends anything
+  ASSERT_EQ(eb_.recv_cqes.size(), 2U);
+  b_->send_step(16);
+  const auto h = sent_headers(eb_);
+  ASSERT_EQ(h.size(), 6U) << "4 READ responses, the atomic ACK, one coalesced ACK";
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(opcode_info(h[i].first).kind, OpKind::kReadResponse) << i;
+  }
+  EXPECT_EQ(h[4].first, kAtomicAcknowledge);
+  EXPECT_EQ(h[5].first, kAcknowledge);
+  for (size_t i = 1; i < h.size(); ++i) {
+    EXPECT_TRUE(psn_before(h[i - 1].second, h[i].second)) << "response " << i << " out of order";
+  }
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 4U);
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  EXPECT_EQ(ea_.retransmits, 0) << "nothing was taken for lost";
+  EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 4000));
+}
+
+// A repeated READ is answered before the ACK that the repeats after it
+// bring (the requester went back to the READ, so everything after it comes
+// again), and a repeated atomic's answer keeps its place too.
+TEST_F(TransportPair, RepeatedResponsesKeepTheirPlace) {
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x28000, 2048, 3);
+  fill(ea_, 0x100, 0x10000, 64, 4);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x14000, 2048, 0x28000));
+  auto faa = wqe(WrOpcode::kFetchAdd, 2, 0x18000, 8, 0x20800);
+  faa.compare_add = 5;
+  ea_.sq.push_back(faa);
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 3, 0x10000, 64));
+  a_->send_step(16);
+  const std::vector<std::vector<std::byte>> requests = ea_.out;
+  deliver(ea_, *b_);
+  b_->send_step(16);
+  ASSERT_EQ(eb_.out.size(), 4U);
+  eb_.out.clear();                  // every response is lost
+  for (const auto& f : requests) {  // the requester's go-back-N
+    Packet dup;
+    ASSERT_EQ(decode_frame(f, &dup), DecodeStatus::kOk);
+    b_->receive(dup);
+  }
+  b_->send_step(16);
+  const auto h = sent_headers(eb_);
+  ASSERT_EQ(h.size(), 4U) << "2 READ responses, the atomic ACK, the ACK";
+  EXPECT_EQ(h[0].first, kReadResponseFirst);
+  EXPECT_EQ(h[1].first, kReadResponseLast);
+  EXPECT_EQ(h[2].first, kAtomicAcknowledge);
+  EXPECT_EQ(h[3].first, kAcknowledge);
+  deliver(eb_, *a_);
+  ASSERT_EQ(ea_.send_cqes.size(), 3U);
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, eb_.find(0x200)->data.data() + 0x800, 8);
+  EXPECT_EQ(v, 5U) << "the repeated FETCH_ADD was not carried out again";
+  EXPECT_EQ(eb_.recv_cqes.size(), 1U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 2048));
+}
+
 TEST_F(TransportPair, RcWriteReadAndAtomics) {
   make(QpType::kRc);
   fill(ea_, 0x100, 0x10000, 3000, 2);

@@ -587,8 +587,6 @@ void Qp::count_refused(roce::Refusal why) {
   }
 }
 
-void Qp::count_ack_dropped() { ctx_.counters.add(VRNIC_STAT_TX_ACKS_DROPPED); }
-
 void Qp::count(vrnic_stat s, uint64_t n) { ctx_.counters.add_qp(counter_set_, s, n); }
 
 }  // namespace vrnicd

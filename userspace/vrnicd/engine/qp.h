@@ -137,7 +137,6 @@ class Qp final : public roce::QpEnv {
   void count_duplicate() override;
   void count_wqe() override;
   void count_refused(roce::Refusal why) override;
-  void count_ack_dropped() override;
 
  private:
   // The attributes only the device keeps, for QUERY_QP: the transport's

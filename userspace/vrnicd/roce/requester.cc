@@ -406,29 +406,50 @@ bool QpTransport::window_open(const SendOp& op) const {
 }
 
 // Responses owed to the other side go first: the responder works from
-// RTR on, whatever the send queue is doing.
+// RTR on, whatever the send queue is doing.  They leave in PSN order: the
+// queued READ responses, atomic ACKs and ATOMIC WRITE answers, oldest
+// first, with the owed ACK or NAK among them where its PSN falls.
 bool QpTransport::respond_step(int* budget) {
-  bool progress = false;
   if (!accepts_requests()) {
     return false;
   }
-  if (owed_ack_ && *budget > 0) {
-    if (env_.transmit(*owed_ack_, Payload{}) == TxStatus::kBusy) {
-      return false;  // the read responses wait behind it
+  bool progress = false;
+  for (Resource& r : resources_) {
+    if (!r.pending) {
+      continue;
     }
-    owed_ack_.reset();
-    --*budget;
+    // An owed ACK of an earlier PSN goes before this one's responses.
+    if (owed_ack_ && psn_before(owed_ack_->bth.psn, r.first_psn)) {
+      if (!send_owed_ack(budget)) {
+        return progress;
+      }
+      progress = true;
+    }
+    if (*budget <= 0) {
+      return progress;
+    }
+    progress |= send_responses(r, budget);
+    if (state_ == QpState::kErr) {
+      return true;
+    }
+    if (r.pending) {
+      return progress;  // the rest, in order, on a later round
+    }
+  }
+  if (owed_ack_ && send_owed_ack(budget)) {
     progress = true;
   }
-  for (Resource& r : resources_) {
-    if (r.pending && *budget > 0) {
-      progress |= send_read_responses(r, budget);
-      if (state_ == QpState::kErr) {
-        return true;
-      }
-    }
-  }
   return progress;
+}
+
+// The owed ACK or NAK, if the budget and the link have room for it.
+bool QpTransport::send_owed_ack(int* budget) {
+  if (*budget <= 0 || env_.transmit(*owed_ack_, Payload{}) == TxStatus::kBusy) {
+    return false;
+  }
+  owed_ack_.reset();
+  --*budget;
+  return true;
 }
 
 bool QpTransport::send_step(int budget) {

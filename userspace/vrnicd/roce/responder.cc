@@ -13,25 +13,34 @@
 
 namespace vrnicd::roce {
 
-// An ACK, NAK or atomic ACK.  An ACK or NAK the link has no room for is
-// owed, not dropped: it goes out first on the next send round, as a NIC
-// keeps an ACK pending per QP and coalesces it.  A newer one replaces it,
-// since ACKs are cumulative.  Dropping it would leave the requester to its
-// timer, and a peer that saw its receive complete and tore the connection
-// down would never answer the retry.  An atomic ACK with no room is
-// dropped and counted: the requester's timer brings the request again,
-// and the duplicate is answered from the remembered resource.
+// Whether responses wait to go out: READ responses, atomic ACKs and ATOMIC
+// WRITE answers still queued in the responder's resources.
+bool QpTransport::responses_queued() const {
+  return std::any_of(resources_.begin(), resources_.end(),
+                     [](const Resource& r) { return r.pending; });
+}
+
+// An ACK or NAK owed: one at a time, a newer one replacing it, as a NIC
+// keeps an ACK pending per QP and coalesces it (ACKs are cumulative).  A
+// NAK stays owed over an older ACK (a repeat's).
+void QpTransport::owe_ack(const Packet& p) {
+  if (!owed_ack_ || !psn_before(p.bth.psn, owed_ack_->bth.psn)) {
+    owed_ack_ = p;
+  }
+}
+
+// An ACK or NAK.  Responses leave in PSN order (IBA 9.7.5.1): one behind
+// queued READ responses or atomic ACKs is owed and goes out after them, or
+// the requester would take it for the loss of those responses.  One the
+// link has no room for is owed too, not dropped: dropping it would leave
+// the requester to its timer, and a peer that saw its receive complete and
+// tore the connection down would never answer the retry.
 void QpTransport::send_response(const Packet& p) {
-  const bool ack = p.bth.opcode == kAcknowledge;
-  if (env_.transmit(p, Payload{}) == TxStatus::kBusy) {
-    if (ack) {
-      owed_ack_ = p;
-    } else {
-      env_.count_ack_dropped();
-    }
+  if (responses_queued() || env_.transmit(p, Payload{}) == TxStatus::kBusy) {
+    owe_ack(p);
     return;
   }
-  if (ack && owed_ack_ && !psn_before(p.bth.psn, owed_ack_->bth.psn)) {
+  if (owed_ack_ && !psn_before(p.bth.psn, owed_ack_->bth.psn)) {
     owed_ack_.reset();
   }
 }
@@ -47,14 +56,6 @@ void QpTransport::send_nak(NakCode code, uint32_t psn) {
   send_ack(aeth_syndrome(kAethNak, code), psn);
 }
 
-void QpTransport::send_atomic_ack(uint32_t psn, uint64_t original) {
-  Packet p = new_packet(kAtomicAcknowledge, psn);
-  p.aeth_syndrome = kAethAckNoCredits;
-  p.aeth_msn = msn_;
-  p.atomic_ack = original;
-  send_response(p);
-}
-
 // A request the QP cannot carry out: RC says why, and the QP goes to error.
 void QpTransport::responder_error(NakCode code, uint32_t psn, QpEvent event) {
   if (code == kNakRemoteAccessError) {
@@ -63,7 +64,11 @@ void QpTransport::responder_error(NakCode code, uint32_t psn, QpEvent event) {
     env_.count_refused(Refusal::kInvalid);
   }
   if (cfg_.type == QpType::kRc) {
-    send_nak(code, psn);
+    // The QP stops here: the NAK goes now, ahead of any queued response.
+    Packet p = new_packet(kAcknowledge, psn);
+    p.aeth_syndrome = aeth_syndrome(kAethNak, code);
+    p.aeth_msn = msn_;
+    (void)env_.transmit(p, Payload{});
   }
   env_.event(event);
   enter_error();
@@ -173,9 +178,11 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
       }
       return;
     case OpKind::kAtomic:
-      for (const Resource& r : resources_) {
+      for (Resource& r : resources_) {
         if (r.atomic && r.first_psn == psn) {
-          send_atomic_ack(psn, r.original);
+          // Answered again from what it returned, in order with the rest.
+          r.replay = r.replay || !r.pending;
+          r.pending = true;
           return;
         }
       }
@@ -190,7 +197,26 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
   }
 }
 
-bool QpTransport::send_read_responses(Resource& r, int* budget) {
+// An atomic's ACK, with the value it found (again for a repeat).
+bool QpTransport::send_atomic_ack(Resource& r, int* budget) {
+  Packet p = new_packet(kAtomicAcknowledge, r.first_psn);
+  p.aeth_syndrome = kAethAckNoCredits;
+  p.aeth_msn = msn_;
+  p.atomic_ack = r.original;
+  if (env_.transmit(p, Payload{}) == TxStatus::kBusy) {
+    return false;  // on a later round
+  }
+  r.pending = false;
+  --*budget;
+  return true;
+}
+
+// A resource's responses: an atomic's ACK, a READ's responses, or the
+// READ response of no bytes that answers an ATOMIC WRITE.
+bool QpTransport::send_responses(Resource& r, int* budget) {
+  if (r.atomic) {
+    return send_atomic_ack(r, budget);
+  }
   bool progress = false;
   while (r.pending && *budget > 0 && r.next_pkt < r.npkts) {
     const uint32_t k = r.next_pkt;
@@ -473,9 +499,9 @@ void QpTransport::on_atomic(const Packet& pkt) {
   r.atomic = true;
   r.first_psn = psn;
   r.original = orig;
+  r.pending = true;  // its ACK goes out in send_step(), behind earlier responses
   remember(r);
   ++msn_;
-  send_atomic_ack(psn, orig);
   epsn_ = psn_add(psn, 1);
   nak_sent_ = false;
 }

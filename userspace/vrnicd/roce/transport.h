@@ -289,9 +289,6 @@ class QpEnv {
   virtual void count_duplicate() {}
   virtual void count_wqe() {}
   virtual void count_refused(Refusal why) { (void)why; }
-  // An acknowledgement the device had no room for (the requester's
-  // timer recovers it).
-  virtual void count_ack_dropped() {}
 
  protected:
   // Copy a payload into dst (payload.length bytes), through the memory
@@ -487,8 +484,11 @@ class QpTransport {
   void send_ack(uint8_t syndrome, uint32_t psn);
   void send_response(const Packet& p);
   void send_nak(NakCode code, uint32_t psn);
-  void send_atomic_ack(uint32_t psn, uint64_t original);
-  bool send_read_responses(Resource& r, int* budget);
+  bool send_atomic_ack(Resource& r, int* budget);
+  bool send_responses(Resource& r, int* budget);
+  [[nodiscard]] bool responses_queued() const;
+  void owe_ack(const Packet& p);
+  bool send_owed_ack(int* budget);
   void responder_error(NakCode code, uint32_t psn, QpEvent event);
   void uc_key_violation();
   void complete_recv(WcStatus status, uint32_t byte_len, const Packet* last);
