@@ -336,9 +336,14 @@ struct vrnic_aq_destroy_pd {
 #define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(2)
 #define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
 #define VRNIC_ACCESS_MW_BIND		VRNIC_BIT(4)	/* MRs: windows may bind */
-#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(4, 0)
 /* Windows of type 2 only: addressed from 0, not from their start. */
 #define VRNIC_ACCESS_ZERO_BASED		VRNIC_BIT(5)
+/* FLUSH of placement type global visibility, and of persistence */
+#define VRNIC_ACCESS_FLUSH_GLOBAL	VRNIC_BIT(6)
+#define VRNIC_ACCESS_FLUSH_PERSISTENT	VRNIC_BIT(7)
+#define VRNIC_ACCESS_ALL		(VRNIC_GENMASK(4, 0) | \
+					 VRNIC_ACCESS_FLUSH_GLOBAL | \
+					 VRNIC_ACCESS_FLUSH_PERSISTENT)
 
 /*
  * REG_MR: a memory region of length bytes at I/O virtual address iova,
@@ -835,6 +840,10 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_CQ_MODERATION	VRNIC_BIT(11)
 /* ATOMIC_WRITE WQEs (RC) */
 #define VRNIC_DEV_CAP_ATOMIC_WRITE	VRNIC_BIT(12)
+/* FLUSH WQEs (RC) of placement type global visibility */
+#define VRNIC_DEV_CAP_FLUSH_GLOBAL	VRNIC_BIT(13)
+/* ... and of persistence: guest RAM is a file on a persistent file system */
+#define VRNIC_DEV_CAP_FLUSH_PERSISTENT	VRNIC_BIT(14)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -1018,6 +1027,10 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_LOCAL_INV = 7,	/* invalidate the key in imm_data */
 	VRNIC_WQE_BIND_MW = 8,		/* struct vrnic_sqe_bind_mw */
 	VRNIC_WQE_SEND_WITH_INV = 9,	/* RC: the responder invalidates imm_data */
+	VRNIC_WQE_FLUSH = 14,		/* RC: makes [remote_addr, + length) of
+					 * rkey visible or persistent; imm_data
+					 * holds VRNIC_FLUSH_*; no SGEs, no data
+					 */
 	VRNIC_WQE_ATOMIC_WRITE = 15,	/* RC: compare_add's 8 bytes to remote_addr
 					 * in one access; no SGEs, no data
 					 */
@@ -1034,6 +1047,19 @@ enum vrnic_wqe_opcode {
 #define VRNIC_WQE_CTRL_NUM_SGE_MASK	VRNIC_GENMASK(23, 16)
 
 /*
+ * FLUSH: imm_data holds the placement type (bits 3:0, at least one of
+ * GLOBAL and PERSISTENT) and the selectivity level (bits 5:4: the range
+ * of remote_addr and length, or the whole MR or window of rkey), as the
+ * FLUSH extended transport header carries them.
+ */
+#define VRNIC_FLUSH_GLOBAL		VRNIC_BIT(0)
+#define VRNIC_FLUSH_PERSISTENT		VRNIC_BIT(1)
+#define VRNIC_FLUSH_TYPE_MASK		VRNIC_GENMASK(3, 0)
+#define VRNIC_FLUSH_LEVEL_MASK		VRNIC_GENMASK(5, 4)
+#define VRNIC_FLUSH_LEVEL_RANGE		0
+#define VRNIC_FLUSH_LEVEL_MR		1
+
+/*
  * Send WQE: this header; for UD a struct vrnic_av at 0x40; then, at 0x40
  * (0x60 for UD), num_sge struct vrnic_sge or, with CTRL_INLINE, length
  * bytes of inline data.  The whole WQE fits in the QP's send stride.
@@ -1042,11 +1068,14 @@ struct vrnic_sqe {
 	__le64 wr_id;
 	__le32 ctrl;		/* VRNIC_WQE_CTRL_* */
 	__le32 imm_data;	/* immediate data, as a number; for LOCAL_INV
-				 * and SEND_WITH_INV the key to invalidate
+				 * and SEND_WITH_INV the key to invalidate;
+				 * for FLUSH VRNIC_FLUSH_*
 				 */
 	__le64 remote_addr;	/* RDMA and atomics */
 	__le32 rkey;		/* RDMA and atomics */
-	__le32 length;		/* with CTRL_INLINE: bytes of inline data */
+	__le32 length;		/* with CTRL_INLINE: bytes of inline data;
+				 * FLUSH: the range's length
+				 */
 	__le64 compare_add;	/* atomics; ATOMIC_WRITE: the 8 bytes to
 				 * write, in memory order
 				 */
@@ -1138,6 +1167,7 @@ enum vrnic_cqe_opcode {
 					 * uverbs value
 					 */
 	VRNIC_CQE_ATOMIC_WRITE = 9,
+	VRNIC_CQE_FLUSH = 10,		/* libibverbs' 8, which REG_MR has here */
 	VRNIC_CQE_RECV = 128,
 	VRNIC_CQE_RECV_RDMA_WITH_IMM = 129,
 };
@@ -1177,6 +1207,7 @@ static inline int vrnic_cqe_opcode_valid(__u32 opcode)
 	case VRNIC_CQE_LOCAL_INV:
 	case VRNIC_CQE_REG_MR:
 	case VRNIC_CQE_ATOMIC_WRITE:
+	case VRNIC_CQE_FLUSH:
 	case VRNIC_CQE_RECV:
 	case VRNIC_CQE_RECV_RDMA_WITH_IMM:
 		return 1;
@@ -1274,6 +1305,10 @@ enum vrnic_vendor_err {
 					 * MR's local write, or unknown bits
 					 */
 	VRNIC_VERR_MW_STATE = 29,	/* type 2: bound already, or length 0 */
+	/* The send WQE: LOC_QP_OP_ERR */
+	VRNIC_VERR_WQE_FLUSH = 30,	/* FLUSH: no placement type, or an
+					 * unknown type or level
+					 */
 };
 
 #define VRNIC_CQE_OPCODE_MASK		VRNIC_GENMASK(7, 0)

@@ -295,8 +295,8 @@ void vrnic_kqp_clean_cqs(struct vrnic_qp *qp)
 /*
  * The device's completion opcodes are the uverbs ABI's, which the kernel's
  * share, but for REG_MR: it has no uverbs value, and 6.2 moved it when it
- * added IB_WC_ATOMIC_WRITE before it.  A kernel QP posts no ATOMIC_WRITE,
- * so a completion of one there is the device's bug.
+ * added IB_WC_ATOMIC_WRITE before it.  A kernel QP posts no ATOMIC_WRITE
+ * and no FLUSH, so a completion of one there is the device's bug.
  */
 static bool vrnic_wc_opcode(u32 opcode, enum ib_wc_opcode *out)
 {
@@ -310,7 +310,8 @@ static bool vrnic_wc_opcode(u32 opcode, enum ib_wc_opcode *out)
 	static_assert((int)VRNIC_CQE_RECV == (int)IB_WC_RECV);
 	static_assert((int)VRNIC_CQE_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM);
 
-	if (!vrnic_cqe_opcode_valid(opcode) || opcode == VRNIC_CQE_ATOMIC_WRITE)
+	if (!vrnic_cqe_opcode_valid(opcode) || opcode == VRNIC_CQE_ATOMIC_WRITE ||
+	    opcode == VRNIC_CQE_FLUSH)
 		return false;
 	*out = opcode == VRNIC_CQE_REG_MR ? IB_WC_REG_MR : opcode;
 	return true;

@@ -931,6 +931,49 @@ TEST_F(DataPathTest, AtomicWriteLandsItsBytesInGuestMemory) {
   EXPECT_TRUE(unchanged(buf_b_, before));
 }
 
+// FLUSH through the device, from the shared codec's WQE: of global
+// visibility it completes as FLUSH with the range's length; of persistence
+// it is refused where guest RAM cannot persist (here, the test's memory),
+// as a remote access error.  A WQE with SGEs is malformed.
+TEST_F(DataPathTest, FlushCompletesAndPersistenceNeedsAFile) {
+  const auto post_flush = [&](uint32_t type_level, uint32_t nsge) {
+    std::vector<std::byte> w(256);
+    const vrnic::SqeWriter wr(w.data(), w.size(), false);
+    wr.begin(9, VRNIC_WQE_FLUSH, VRNIC_WQE_CTRL_SIGNALED);
+    wr.set_remote(buf_b_ + 4096, key_b_);
+    wr.set_flush(type_level, 8192);
+    if (nsge != 0) {
+      const vrnic_sge local{buf_a_, 8, key_a_};
+      ASSERT_TRUE(wr.set_sges(std::span(&local, 1)));
+    }
+    dp_.post_send_raw(a_, w);
+    dp_.run();
+  };
+  pair();
+  post_flush(VRNIC_FLUSH_GLOBAL, 0);
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(done[0].opcode, static_cast<uint32_t>(VRNIC_CQE_FLUSH));
+  EXPECT_EQ(done[0].byte_len, 8192U);
+  post_flush(VRNIC_FLUSH_GLOBAL | (VRNIC_FLUSH_LEVEL_MR << 4), 0);
+  done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+
+  post_flush(VRNIC_FLUSH_PERSISTENT, 0);
+  done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_REM_ACCESS_ERR);
+
+  pair();
+  post_flush(VRNIC_FLUSH_GLOBAL, 1);
+  done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_LOC_QP_OP_ERR);
+  EXPECT_EQ(done[0].vendor_err, static_cast<uint32_t>(VRNIC_VERR_WQE_LAYOUT));
+}
+
 }  // namespace
 
 namespace {

@@ -4,11 +4,14 @@
 // be inside one RAM region, whatever the address and length.
 #include <gtest/gtest.h>
 
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/guest_memory.h"
@@ -124,6 +127,35 @@ TEST(GuestMemoryFile, MapsAFileWithTheQ35Layout) {
   unlink(path);
   EXPECT_FALSE(GuestMemory::map_file(path, 0, &err));
   EXPECT_NE(err.find(path), std::string::npos);
+}
+
+// FLUSH's persistence needs guest RAM in a file that outlives a power cut:
+// a file in tmpfs (/dev/shm) is not one, and persist() refuses; a file on
+// a disk file system is, and persist() writes a range through.
+TEST(GuestMemoryFile, PersistentOnlyOnADiskFileSystem) {
+  std::string err;
+  for (const std::string dir : {"/dev/shm", "."}) {
+    std::string path = dir + "/vrnic-guestmem-XXXXXX";
+    const int fd = mkstemp(path.data());
+    ASSERT_GE(fd, 0) << dir;
+    ASSERT_EQ(ftruncate(fd, 1 << 20), 0);
+    struct statfs fs {};
+    ASSERT_EQ(fstatfs(fd, &fs), 0);
+    close(fd);
+    auto mem = GuestMemory::map_file(path, 0, &err);
+    unlink(path.c_str());
+    ASSERT_TRUE(mem) << err;
+    const bool tmpfs = static_cast<unsigned long>(fs.f_type) == TMPFS_MAGIC;
+    if (dir == "/dev/shm") {
+      ASSERT_TRUE(tmpfs) << "/dev/shm is tmpfs on Debian";
+    } else if (tmpfs) {
+      GTEST_SKIP() << "the build directory is on tmpfs: no disk file system to try";
+    }
+    EXPECT_EQ(mem->persistent(), !tmpfs) << dir;
+    std::byte* p = mem->translate(8192 + 100, 5000);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(mem->persist(p, 5000), !tmpfs) << dir;
+  }
 }
 
 // Another user's RAM file is refused (issue 24, defect 7): a user who

@@ -157,6 +157,29 @@ class FakeEnv final : public QpEnv {
     }
     return m;
   }
+  // FLUSH: recorded, checked as the device checks it.
+  struct Flush {
+    uint32_t rkey;
+    uint64_t va;
+    uint64_t length;
+    bool whole;
+    uint32_t type;
+  };
+  std::vector<Flush> flushes;
+  MemStatus remote_flush(uint32_t rkey, uint64_t va, uint64_t length, bool whole,
+                         uint32_t type) override {
+    Region* r = find(rkey);
+    if (r == nullptr) {
+      return MemStatus::kBadKey;
+    }
+    const MemStatus m =
+        whole ? ((flush_access(type) & ~r->access) != 0 ? MemStatus::kNoAccess : MemStatus::kOk)
+              : check(rkey, va, length, flush_access(type));
+    if (m == MemStatus::kOk) {
+      flushes.push_back({rkey, va, length, whole, type});
+    }
+    return m;
+  }
   // Memory management: LOCAL_INV and SEND_WITH_INV take a region away;
   // REG_MR is only counted (the device's key states are tested in
   // datapath_test.cc).
@@ -878,6 +901,106 @@ TEST_F(TransportPair, AtomicWriteIsRcOnly) {
   EXPECT_EQ(ea_.send_cqes[0].vendor_err, VRNIC_VERR_WQE_QP_TYPE);
   EXPECT_TRUE(ea_.out.empty());
 }
+
+// FLUSH (IBA 1.5): one FETH+RETH request, executed in order after the
+// WRITE before it, answered with an RDMA READ response of no bytes, and
+// completed as FLUSH with the range's length (as rxe).  At selectivity
+// level MR the responder flushes the whole region of the key.
+TEST_F(TransportPair, FlushFollowsTheWriteBeforeItAndCompletes) {
+  make(QpType::kRc);
+  constexpr uint32_t kFlushAll = kAccessFlushGlobal | kAccessFlushPersistent;
+  b_->config().access = kAll | kFlushAll;
+  eb_.add_region(0x300, 0x30000, 8192, kAll | kFlushAll);
+  fill(ea_, 0x100, 0x10000, 4096, 7);
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 4096, 0x30000, 0x300));
+  SendWqe f = wqe(WrOpcode::kFlush, 2, 0, 4096, 0x30000, 0x300);
+  f.num_sge = 0;
+  f.imm = VRNIC_FLUSH_GLOBAL;
+  ea_.sq.push_back(f);
+  f.wr_id = 3;
+  f.imm = VRNIC_FLUSH_PERSISTENT | (VRNIC_FLUSH_LEVEL_MR << 4);
+  f.remote_addr = 0;  // ignored at level MR
+  ea_.sq.push_back(f);
+  a_->send_step(16);
+  const auto req = sent_headers(ea_);
+  ASSERT_EQ(req.size(), 6U) << "4 WRITE packets, 2 FLUSHes";
+  EXPECT_EQ(operation_of(req[4].first), kFlush);
+  deliver(ea_, *b_);
+  ASSERT_EQ(eb_.flushes.size(), 2U);
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x300, 0x30000, 4096)) << "the WRITE came first";
+  EXPECT_EQ(eb_.flushes[0].va, 0x30000U);
+  EXPECT_EQ(eb_.flushes[0].length, 4096U);
+  EXPECT_FALSE(eb_.flushes[0].whole);
+  EXPECT_EQ(eb_.flushes[0].type, uint32_t{VRNIC_FLUSH_GLOBAL});
+  EXPECT_TRUE(eb_.flushes[1].whole);
+  EXPECT_EQ(eb_.flushes[1].type, uint32_t{VRNIC_FLUSH_PERSISTENT});
+  b_->send_step(16);
+  const auto resp = sent_headers(eb_);
+  ASSERT_EQ(resp.size(), 3U) << "the WRITE's ACK, then the two answers";
+  EXPECT_EQ(resp[1].first, kReadResponseOnly);
+  EXPECT_EQ(resp[2].first, kReadResponseOnly);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 3U);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(ea_.send_cqes[i].status, WcStatus::kSuccess);
+    EXPECT_EQ(ea_.send_cqes[i].opcode, WcOpcode::kFlush);
+    EXPECT_EQ(ea_.send_cqes[i].byte_len, 4096U);
+  }
+  EXPECT_EQ(eb_.flushes.size(), 2U) << "nothing repeated";
+}
+
+// What a FLUSH needs: a placement type and known bits (else the WQE fails
+// at the requester and nothing is sent), an RC QP, the flush rights of the
+// type on the responder's QP (else an invalid request NAK, as in rxe) and
+// on its key (else a remote access error).
+struct FlushCase {
+  QpType type;
+  uint32_t flags;      // the WQE's VRNIC_FLUSH_*
+  uint32_t qp_flush;   // flush rights of b's QP
+  uint32_t key_flush;  // flush rights of the key
+  WcStatus want;
+  uint8_t verr;
+};
+class FlushChecks : public TransportPair, public ::testing::WithParamInterface<FlushCase> {};
+
+TEST_P(FlushChecks, RefusesWhatItMustRefuse) {
+  const FlushCase& c = GetParam();
+  make(c.type);
+  b_->config().access = kAll | c.qp_flush;
+  eb_.add_region(0x300, 0x30000, 4096, kAll | c.key_flush);
+  SendWqe f = wqe(WrOpcode::kFlush, 1, 0, 64, 0x30000, 0x300);
+  f.num_sge = 0;
+  f.imm = c.flags;
+  ea_.sq.push_back(f);
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, c.want);
+  EXPECT_EQ(ea_.send_cqes[0].vendor_err, c.verr);
+  EXPECT_EQ(eb_.flushes.size(), c.want == WcStatus::kSuccess ? 1U : 0U);
+  const bool local = c.verr == VRNIC_VERR_WQE_FLUSH || c.verr == VRNIC_VERR_WQE_QP_TYPE;
+  EXPECT_EQ(b_->state(), local || c.want == WcStatus::kSuccess ? QpState::kRts : QpState::kErr);
+}
+
+constexpr uint32_t kFg = kAccessFlushGlobal;
+constexpr uint32_t kFp = kAccessFlushPersistent;
+INSTANTIATE_TEST_SUITE_P(
+    TransportPair, FlushChecks,
+    ::testing::Values(
+        FlushCase{QpType::kRc, VRNIC_FLUSH_GLOBAL, kFg, kFg, WcStatus::kSuccess, 0},
+        FlushCase{QpType::kRc, 0, kFg, kFg, WcStatus::kLocQpOpErr, VRNIC_VERR_WQE_FLUSH},
+        FlushCase{QpType::kRc, 0x4, kFg, kFg, WcStatus::kLocQpOpErr, VRNIC_VERR_WQE_FLUSH},
+        FlushCase{QpType::kRc, VRNIC_FLUSH_GLOBAL | (2 << 4), kFg, kFg, WcStatus::kLocQpOpErr,
+                  VRNIC_VERR_WQE_FLUSH},
+        FlushCase{QpType::kUc, VRNIC_FLUSH_GLOBAL, kFg, kFg, WcStatus::kLocQpOpErr,
+                  VRNIC_VERR_WQE_QP_TYPE},
+        FlushCase{QpType::kRc, VRNIC_FLUSH_GLOBAL, 0, kFg, WcStatus::kRemInvReqErr,
+                  VRNIC_VERR_NAK_INVALID},
+        FlushCase{QpType::kRc, VRNIC_FLUSH_PERSISTENT, kFg, kFg | kFp, WcStatus::kRemInvReqErr,
+                  VRNIC_VERR_NAK_INVALID},
+        FlushCase{QpType::kRc, VRNIC_FLUSH_GLOBAL, kFg, 0, WcStatus::kRemAccessErr,
+                  VRNIC_VERR_NAK_ACCESS},
+        FlushCase{QpType::kRc, VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT, kFg | kFp, kFg,
+                  WcStatus::kRemAccessErr, VRNIC_VERR_NAK_ACCESS}));
 
 // A WRITE_ONLY to b (QP 11) at its expected PSN, into its region, from
 // source GID last byte src (10.0.0.1 is a, b's peer).

@@ -86,6 +86,12 @@ class SqeWriter {
   void set_atomic_write(const void* data) const noexcept {
     std::memcpy(slot_ + offsetof(vrnic_sqe, compare_add), data, sizeof(uint64_t));
   }
+  // FLUSH (after set_remote()): VRNIC_FLUSH_* type and level, and the
+  // range's length.
+  void set_flush(uint32_t type_level, uint32_t length) const noexcept {
+    put(offsetof(vrnic_sqe, imm_data), to_le32(type_level));
+    put(offsetof(vrnic_sqe, length), to_le32(length));
+  }
   // UD: where the datagram goes.
   void set_ud(const vrnic_av& av, uint32_t remote_qpn, uint32_t remote_qkey) const noexcept {
     std::memcpy(slot_ + VRNIC_SQE_DATA_OFFSET, &av, sizeof(av));
@@ -167,8 +173,13 @@ struct BindMwFields {
 
 // Whether the device knows a send WQE opcode.
 constexpr bool sqe_opcode_known(uint32_t opcode) noexcept {
-  return opcode <= VRNIC_WQE_SEND_WITH_INV || opcode == VRNIC_WQE_ATOMIC_WRITE ||
-         opcode == VRNIC_WQE_REG_MR;
+  return opcode <= VRNIC_WQE_SEND_WITH_INV || opcode == VRNIC_WQE_FLUSH ||
+         opcode == VRNIC_WQE_ATOMIC_WRITE || opcode == VRNIC_WQE_REG_MR;
+}
+
+// The WQEs whose operands are all in the header: no SGEs, no data.
+constexpr bool sqe_opcode_header_only(uint32_t opcode) noexcept {
+  return opcode == VRNIC_WQE_ATOMIC_WRITE || opcode == VRNIC_WQE_FLUSH;
 }
 
 // The memory management WQEs: no SGEs, no data.
@@ -191,7 +202,8 @@ struct SqeFields {
   uint64_t swap = 0;
   uint32_t remote_qpn = 0;  // UD
   uint32_t remote_qkey = 0;
-  vrnic_av av{};  // UD
+  vrnic_av av{};              // UD
+  uint32_t flush_length = 0;  // FLUSH: the range's length
   uint32_t num_sge = 0;
   std::array<WqeSge, VRNIC_MAX_SGE> sge{};
   std::span<const std::byte> inline_data;  // within the entry decoded
@@ -215,6 +227,7 @@ inline void sqe_parse_header(const vrnic_sqe& h, SqeFields* out) noexcept {
   out->swap = le64(h.swap);
   out->remote_qpn = le32(h.remote_qpn);
   out->remote_qkey = le32(h.remote_qkey);
+  out->flush_length = 0;
   out->num_sge = 0;
   out->inline_data = {};
 }
@@ -257,8 +270,12 @@ inline uint32_t sqe_parse(std::span<const std::byte> entry, bool ud, SqeFields* 
   if (sqe_opcode_local(out->opcode)) {
     return sqe_parse_local(entry, ctrl, out);
   }
-  if (out->opcode == VRNIC_WQE_ATOMIC_WRITE) {
-    // Its data is in the header: SGEs or inline bytes are a layout error.
+  if (sqe_opcode_header_only(out->opcode)) {
+    // Its operands are in the header: SGEs or inline bytes are a layout
+    // error.
+    if (out->opcode == VRNIC_WQE_FLUSH) {
+      out->flush_length = le32(h.length);
+    }
     return out->is_inline || field_get<VRNIC_WQE_CTRL_NUM_SGE_MASK>(ctrl) != 0
                ? VRNIC_VERR_WQE_LAYOUT
                : VRNIC_VERR_NONE;

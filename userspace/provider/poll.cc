@@ -53,8 +53,15 @@ static_assert(same_value(VRNIC_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR) &&
 ibv_wc_status wc_status(const CqeFields& e) noexcept {
   return static_cast<ibv_wc_status>(e.status);
 }
+// FLUSH is libibverbs' 8 (IBV_WC_FLUSH, rdma-core 45 on), a number the
+// device gives REG_MR, which user QPs never post.
+constexpr uint32_t kIbvWcFlush = 8;
+#if VRNIC_RDMA_CORE_MAJOR >= 45
+static_assert(same_value(kIbvWcFlush, IBV_WC_FLUSH));
+#endif
+
 ibv_wc_opcode wc_opcode(const CqeFields& e) noexcept {
-  return static_cast<ibv_wc_opcode>(e.opcode);
+  return static_cast<ibv_wc_opcode>(e.opcode == VRNIC_CQE_FLUSH ? kIbvWcFlush : e.opcode);
 }
 
 unsigned int wc_flags(const CqeFields& e) noexcept {

@@ -2,7 +2,11 @@
 #include "base/guest_memory.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -18,6 +22,17 @@ constexpr uint64_t kGiB = 1ULL << 30;
 constexpr uint64_t kQ35LowmemLimit = 0xb0000000ULL;
 constexpr uint64_t kQ35Lowmem = 2 * kGiB;
 constexpr uint64_t kHighRamBase = 4 * kGiB;
+
+// Whether fd's file system keeps what is written to it: memory file
+// systems do not.
+bool on_persistent_fs(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) {
+    return false;
+  }
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  return type != TMPFS_MAGIC && type != RAMFS_MAGIC && type != HUGETLBFS_MAGIC;
+}
 
 }  // namespace
 
@@ -68,7 +83,23 @@ std::optional<GuestMemory> GuestMemory::map_file(const std::string& path, uint64
   }
   GuestMemory mem(std::move(regions));
   mem.mapping_ = std::move(map);
+  mem.persistent_ = on_persistent_fs(fd.get());
   return mem;
+}
+
+bool GuestMemory::persist(const std::byte* host, size_t len) const noexcept {
+  if (!persistent_ || len == 0) {
+    return persistent_;
+  }
+  std::byte* base = mapping_.data();
+  if (host < base || len > mapping_.size() ||
+      host - base > static_cast<ptrdiff_t>(mapping_.size() - len)) {
+    return false;
+  }
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto off = static_cast<size_t>(host - base);
+  const size_t start = off & ~(page - 1);  // the mapping starts on a page
+  return ::msync(base + start, off + len - start, MS_SYNC) == 0;
 }
 
 std::byte* GuestMemory::translate(uint64_t gpa, uint64_t len) const noexcept {

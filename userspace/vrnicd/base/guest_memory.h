@@ -52,6 +52,15 @@ class GuestMemory {
   bool read(uint64_t gpa, void* dst, size_t len) const noexcept;
   bool write(uint64_t gpa, const void* src, size_t len) const noexcept;
 
+  // Whether guest RAM is a file that outlives a power cut: not tmpfs,
+  // ramfs or hugetlbfs (nor host memory of a caller's).  Only then can a
+  // FLUSH of placement type persistence be honoured.
+  [[nodiscard]] bool persistent() const noexcept { return persistent_; }
+  // Write [host, host + len), a range inside guest RAM, through to the
+  // file (msync MS_SYNC of the pages it touches); false if that failed or
+  // guest RAM is not persistent.
+  bool persist(const std::byte* host, size_t len) const noexcept;
+
   [[nodiscard]] uint64_t ram_size() const noexcept { return ram_size_; }
   [[nodiscard]] const std::vector<Region>& regions() const noexcept { return regions_; }
 
@@ -59,6 +68,7 @@ class GuestMemory {
   Mapping mapping_;
   std::vector<Region> regions_;
   uint64_t ram_size_ = 0;
+  bool persistent_ = false;
 };
 
 }  // namespace vrnicd

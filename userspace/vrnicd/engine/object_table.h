@@ -32,6 +32,9 @@ class ObjectTable {
   // Forget every object, as at device reset.
   void reset();
 
+  // The guest RAM that regions map.
+  [[nodiscard]] const GuestMemory& memory() const { return mem_; }
+
   uint8_t create_pd(uint32_t* pdn);
   uint8_t destroy_pd(uint32_t pdn);
   uint8_t reg_mr(const RegMrParams& p, uint32_t* key);

@@ -51,37 +51,19 @@ bool Mr::contains(uint64_t va, uint64_t len) const {
 }
 
 void Mr::read(uint64_t va, std::span<std::byte> dst) const {
-  if (phys != nullptr) {
-    std::memcpy(dst.data(), phys->translate(va, dst.size()), dst.size());
-    return;
-  }
-  uint64_t off = va - base;
   size_t done = 0;
-  const uint64_t psize = 1ULL << page_shift;
-  while (done < dst.size()) {
-    const uint64_t in_page = off & (psize - 1);
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(psize - in_page, dst.size() - done));
-    std::memcpy(dst.data() + done, pages[off >> page_shift] + in_page, n);
+  for_each_span(va, dst.size(), [&](const std::byte* p, size_t n) {
+    std::memcpy(dst.data() + done, p, n);
     done += n;
-    off += n;
-  }
+  });
 }
 
 void Mr::write(uint64_t va, std::span<const std::byte> src) const {
-  if (phys != nullptr) {
-    std::memcpy(phys->translate(va, src.size()), src.data(), src.size());
-    return;
-  }
-  uint64_t off = va - base;
   size_t done = 0;
-  const uint64_t psize = 1ULL << page_shift;
-  while (done < src.size()) {
-    const uint64_t in_page = off & (psize - 1);
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(psize - in_page, src.size() - done));
-    std::memcpy(pages[off >> page_shift] + in_page, src.data() + done, n);
+  for_each_span(va, src.size(), [&](std::byte* p, size_t n) {
+    std::memcpy(p, src.data() + done, n);
     done += n;
-    off += n;
-  }
+  });
 }
 
 std::byte* Mr::word(uint64_t va) const {

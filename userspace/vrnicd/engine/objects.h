@@ -6,6 +6,7 @@
 // an object is created; later accesses are offset arithmetic within them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -97,6 +98,26 @@ struct Mr {
   void write(uint64_t va, std::span<const std::byte> src) const;
   // Host address of an 8-byte aligned word inside the region.
   [[nodiscard]] std::byte* word(uint64_t va) const;
+  // fn(host, n) for each piece of [va, va + len) that is contiguous in
+  // host memory, in order; the range must be inside the region.
+  template <typename Fn>
+  void for_each_span(uint64_t va, uint64_t len, Fn&& fn) const {
+    if (phys != nullptr) {
+      if (len != 0) {
+        fn(phys->translate(va, len), static_cast<size_t>(len));
+      }
+      return;
+    }
+    uint64_t off = va - base;
+    const uint64_t psize = 1ULL << page_shift;
+    for (uint64_t done = 0; done < len;) {
+      const uint64_t in_page = off & (psize - 1);
+      const uint64_t n = std::min(psize - in_page, len - done);
+      fn(pages[off >> page_shift] + in_page, static_cast<size_t>(n));
+      done += n;
+      off += n;
+    }
+  }
 };
 
 // Translate a registration's page list into mr->pages (the device copies

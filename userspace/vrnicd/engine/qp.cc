@@ -220,7 +220,7 @@ bool Qp::fetch_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) {
   }
   wqe->num_sge = f.num_sge;
   wqe->sge = f.sge;
-  wqe->length = 0;
+  wqe->length = f.flush_length;  // FLUSH's range; 0 for the rest
   for (uint32_t i = 0; i < f.num_sge; ++i) {
     wqe->length += f.sge[i].length;
   }
@@ -474,6 +474,51 @@ MemStatus Qp::remote_atomic_write(uint32_t rkey, uint64_t va, std::span<const st
   std::memcpy(&value, bytes.data(), sizeof(value));
   std::atomic_ref<uint64_t>(*w).store(value, std::memory_order_release);
   return MemStatus::kOk;
+}
+
+// FLUSH: every store the device made is already in guest memory, so
+// global visibility is a fence; persistence writes the range's pages
+// through to guest RAM's file (on a persistent file system only: the
+// device announces it only then).
+MemStatus Qp::remote_flush(uint32_t rkey, uint64_t va, uint64_t length, bool whole, uint32_t type) {
+  const GuestMemory& mem = ctx_.objects.memory();
+  const uint32_t need = roce::flush_access(type);
+  const Mr* mr = nullptr;
+  if (whole) {
+    const Mr* window = nullptr;
+    mr = ctx_.objects.find_remote(rkey, pdn_, qpn(), &window);
+    if (mr == nullptr) {
+      return MemStatus::kBadKey;
+    }
+    const Mr* rights = window != nullptr ? window : mr;
+    if ((need & ~rights->access) != 0) {
+      return MemStatus::kNoAccess;
+    }
+    va = rights->iova;  // a window's iova is where it starts in its region
+    length = rights->length;
+  } else {
+    const MemStatus m = access_remote(rkey, &va, length, need, &mr);
+    if (m != MemStatus::kOk) {
+      return m;
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if ((type & VRNIC_FLUSH_PERSISTENT) == 0) {
+    return MemStatus::kOk;
+  }
+  if (!mem.persistent()) {
+    return MemStatus::kNoAccess;
+  }
+  bool ok = true;
+  if (mr->phys != nullptr && whole) {
+    for (const GuestMemory::Region& r : mem.regions()) {  // the local DMA key: all of RAM
+      ok = mem.persist(r.host, r.size) && ok;
+    }
+  } else {
+    mr->for_each_span(va, length,
+                      [&](const std::byte* p, size_t n) { ok = mem.persist(p, n) && ok; });
+  }
+  return ok ? MemStatus::kOk : MemStatus::kNoAccess;
 }
 
 // ---------------------------------------------------------------------------

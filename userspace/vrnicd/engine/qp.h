@@ -118,6 +118,8 @@ class Qp final : public roce::QpEnv {
                                 uint64_t swap, uint64_t* original) override;
   roce::MemStatus remote_atomic_write(uint32_t rkey, uint64_t va,
                                       std::span<const std::byte, 8> bytes) override;
+  roce::MemStatus remote_flush(uint32_t rkey, uint64_t va, uint64_t length, bool whole,
+                               uint32_t type) override;
   roce::WcStatus local_op(const roce::SendWqe& w, uint8_t* verr) override;
   bool invalidate_remote(uint32_t rkey) override;
   bool read_send_wqe(uint32_t index, roce::SendWqe* wqe, bool* bad) override;

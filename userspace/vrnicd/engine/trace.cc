@@ -61,7 +61,8 @@ void Tracer::wqe(uint32_t qpn, const roce::SendWqe& w) {
       {"inline", w.is_inline}};
   if (w.opcode == roce::WrOpcode::kWrite || w.opcode == roce::WrOpcode::kWriteImm ||
       w.opcode == roce::WrOpcode::kRead || w.opcode == roce::WrOpcode::kCompareSwap ||
-      w.opcode == roce::WrOpcode::kFetchAdd || w.opcode == roce::WrOpcode::kAtomicWrite) {
+      w.opcode == roce::WrOpcode::kFetchAdd || w.opcode == roce::WrOpcode::kAtomicWrite ||
+      w.opcode == roce::WrOpcode::kFlush) {
     j["remote_addr"] = w.remote_addr;
     j["rkey"] = w.rkey;
   }

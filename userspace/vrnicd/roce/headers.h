@@ -153,6 +153,13 @@ struct Reth {
 };
 static_assert(sizeof(Reth) == 16);
 
+// FLUSH extended transport header (IBA 1.5): placement type and
+// selectivity level in the low bits, the rest reserved.
+struct Feth {
+  Be32 bits{};
+};
+static_assert(sizeof(Feth) == 4);
+
 // ACK extended transport header.
 struct Aeth {
   uint8_t syndrome{};  // 7:5 type, 4:0 credits, RNR timer or NAK code

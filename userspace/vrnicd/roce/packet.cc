@@ -46,6 +46,7 @@ constexpr std::array<OpcodeInfo, 32> kRcOps = [] {
   t[kFetchAdd] = info(OpKind::kAtomic, kOnly | kHasAtomicEth);
   t[kSendLastInv] = info(OpKind::kSend, kLast | kPay | kHasIeth);
   t[kSendOnlyInv] = info(OpKind::kSend, kOnly | kPay | kHasIeth);
+  t[kFlush] = info(OpKind::kFlush, kOnly | kHasFeth | kHasReth);
   t[kAtomicWrite] = info(OpKind::kAtomicWrite, kOnly | kPay | kHasReth);
   return t;
 }();
@@ -105,18 +106,38 @@ const OpcodeInfo& opcode_info(uint8_t opcode) noexcept {
 }
 
 const char* opcode_name(uint8_t opcode) noexcept {
-  static constexpr std::array<const char*, 32> kNames = {
-      "SEND_FIRST",         "SEND_MIDDLE",         "SEND_LAST",
-      "SEND_LAST_IMM",      "SEND_ONLY",           "SEND_ONLY_IMM",
-      "WRITE_FIRST",        "WRITE_MIDDLE",        "WRITE_LAST",
-      "WRITE_LAST_IMM",     "WRITE_ONLY",          "WRITE_ONLY_IMM",
-      "READ_REQUEST",       "READ_RESPONSE_FIRST", "READ_RESPONSE_MIDDLE",
-      "READ_RESPONSE_LAST", "READ_RESPONSE_ONLY",  "ACKNOWLEDGE",
-      "ATOMIC_ACKNOWLEDGE", "COMPARE_SWAP",        "FETCH_ADD",
-      "RESERVED_15",        "SEND_LAST_INV",       "SEND_ONLY_INV",
-      "RESERVED_18",        "RESERVED_19",         "RESERVED_1A",
-      "RESERVED_1B",        "RESERVED_1C",         "ATOMIC_WRITE",
-      "RESERVED_1E",        "RESERVED_1F"};
+  static constexpr std::array<const char*, 32> kNames = {"SEND_FIRST",
+                                                         "SEND_MIDDLE",
+                                                         "SEND_LAST",
+                                                         "SEND_LAST_IMM",
+                                                         "SEND_ONLY",
+                                                         "SEND_ONLY_IMM",
+                                                         "WRITE_FIRST",
+                                                         "WRITE_MIDDLE",
+                                                         "WRITE_LAST",
+                                                         "WRITE_LAST_IMM",
+                                                         "WRITE_ONLY",
+                                                         "WRITE_ONLY_IMM",
+                                                         "READ_REQUEST",
+                                                         "READ_RESPONSE_FIRST",
+                                                         "READ_RESPONSE_MIDDLE",
+                                                         "READ_RESPONSE_LAST",
+                                                         "READ_RESPONSE_ONLY",
+                                                         "ACKNOWLEDGE",
+                                                         "ATOMIC_ACKNOWLEDGE",
+                                                         "COMPARE_SWAP",
+                                                         "FETCH_ADD",
+                                                         "RESERVED_15",
+                                                         "SEND_LAST_INV",
+                                                         "SEND_ONLY_INV",
+                                                         "RESERVED_18",
+                                                         "RESERVED_19",
+                                                         "RESERVED_1A",
+                                                         "RESERVED_1B",
+                                                         "FLUSH",
+                                                         "ATOMIC_WRITE",
+                                                         "RESERVED_1E",
+                                                         "RESERVED_1F"};
   if (opcode_info(opcode).kind == OpKind::kInvalid) {
     return "INVALID";
   }
@@ -125,6 +146,7 @@ const char* opcode_name(uint8_t opcode) noexcept {
 
 size_t ext_headers_size(uint16_t bits) noexcept {
   size_t n = 0;
+  n += (bits & kHasFeth) != 0 ? sizeof(wire::Feth) : 0;
   n += (bits & kHasDeth) != 0 ? sizeof(wire::Deth) : 0;
   n += (bits & kHasReth) != 0 ? sizeof(wire::Reth) : 0;
   n += (bits & kHasAtomicEth) != 0 ? sizeof(wire::AtomicEth) : 0;
@@ -267,6 +289,12 @@ void put_bth(std::span<std::byte> f, size_t off, const Bth& b, size_t pad) {
 
 // The extended headers the opcode calls for, in the order IBA defines.
 void put_ext(std::span<std::byte> f, size_t off, const Packet& pkt, uint16_t bits) {
+  if ((bits & kHasFeth) != 0) {
+    wire::Feth h{};
+    h.bits.set(pkt.feth & kFethMask);
+    wire::store(f, off, h);
+    off += sizeof(h);
+  }
   if ((bits & kHasDeth) != 0) {
     wire::Deth h{};
     h.qkey.set(pkt.deth.qkey);
@@ -392,6 +420,9 @@ Packet received_view(const Packet& sent, std::span<const std::byte> frame,
   r.bth.dest_qp &= kQpnMask;
   r.bth.psn &= kPsnMask;
   const uint16_t bits = opcode_info(sent.bth.opcode).bits;
+  if ((bits & kHasFeth) != 0) {
+    r.feth = sent.feth & kFethMask;
+  }
   if ((bits & kHasDeth) != 0) {
     r.deth = {sent.deth.qkey, sent.deth.src_qp & kQpnMask};
   }
@@ -561,6 +592,10 @@ DecodeStatus parse_bth(std::span<const std::byte> f, size_t off, Bth* b) {
 
 // The extended headers; the caller has checked that they fit.
 void parse_ext(std::span<const std::byte> f, size_t off, uint16_t bits, Packet* pkt) {
+  if ((bits & kHasFeth) != 0) {
+    pkt->feth = wire::get32(wire::load<wire::Feth>(f, off).bits);
+    off += sizeof(wire::Feth);
+  }
   if ((bits & kHasDeth) != 0) {
     const auto h = wire::load<wire::Deth>(f, off);
     pkt->deth = {wire::get32(h.qkey), wire::get24(h.src_qp)};

@@ -57,6 +57,7 @@ enum Opcode : uint8_t {
   kFetchAdd = 0x14,
   kSendLastInv = 0x16,
   kSendOnlyInv = 0x17,
+  kFlush = 0x1c,        // IBA 1.5's RDMA FLUSH: FETH and RETH
   kAtomicWrite = 0x1d,  // IBA 1.5's RDMA ATOMIC WRITE: RETH and 8 bytes
 };
 
@@ -82,6 +83,7 @@ enum HeaderBits : uint16_t {
   kHasPayload = 1U << 7,
   kIsFirst = 1U << 8,  // first (or only) packet of a message
   kIsLast = 1U << 9,   // last (or only) packet of a message
+  kHasFeth = 1U << 10,
 };
 
 enum class OpKind : uint8_t {
@@ -94,6 +96,7 @@ enum class OpKind : uint8_t {
   kAtomicAck,
   kAtomic,
   kAtomicWrite,
+  kFlush,
 };
 
 struct OpcodeInfo {
@@ -135,6 +138,10 @@ struct Bth {
   bool ack_req = false;
   uint32_t psn = 0;
 };
+
+// FLUSH extended transport header: bits 3:0 placement type, 5:4
+// selectivity level (VRNIC_FLUSH_*).
+constexpr uint32_t kFethMask = 0x3f;
 
 struct Reth {
   uint64_t va = 0;
@@ -188,6 +195,7 @@ struct Packet {
   uint64_t atomic_ack = 0;
   uint32_t imm = 0;  // ImmDt, as a number
   uint32_t ieth = 0;
+  uint32_t feth = 0;  // FLUSH: placement type and selectivity level
   Deth deth;
   std::span<const std::byte> payload;
   std::span<const std::byte> l3;  // decoded: the IP header as received

@@ -46,6 +46,8 @@ WcOpcode wc_opcode_for(WrOpcode op) {
       return WcOpcode::kFetchAdd;
     case WrOpcode::kAtomicWrite:
       return WcOpcode::kAtomicWrite;
+    case WrOpcode::kFlush:
+      return WcOpcode::kFlush;
     case WrOpcode::kLocalInv:
       return WcOpcode::kLocalInv;
     case WrOpcode::kBindMw:
@@ -79,6 +81,15 @@ uint8_t message_opcode(const MessageOpcodes& o, bool first, bool last, bool imm)
     return imm ? o.last_imm : o.last;
   }
   return o.middle;
+}
+
+// A FLUSH names at least one placement type and nothing unknown.
+bool flush_valid(uint32_t type_level) {
+  const uint32_t type = type_level & VRNIC_FLUSH_TYPE_MASK;
+  const uint32_t level = (type_level & VRNIC_FLUSH_LEVEL_MASK) >> 4;
+  return (type_level & ~(VRNIC_FLUSH_TYPE_MASK | VRNIC_FLUSH_LEVEL_MASK)) == 0 && type != 0 &&
+         (type & ~(VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT)) == 0 &&
+         level <= VRNIC_FLUSH_LEVEL_MR;
 }
 
 }  // namespace
@@ -137,6 +148,7 @@ bool QpTransport::opcode_allowed(const SendWqe& w) const {
     case WrOpcode::kCompareSwap:
     case WrOpcode::kFetchAdd:
     case WrOpcode::kAtomicWrite:
+    case WrOpcode::kFlush:
       return cfg_.type == QpType::kRc && !w.is_inline;
   }
   return false;
@@ -159,6 +171,11 @@ bool QpTransport::validate_wqe(SendOp& op, WcStatus* status, uint8_t* verr) {
   if (op.is_atomic() && w.length < sizeof(uint64_t)) {
     *status = WcStatus::kLocLenErr;
     *verr = VRNIC_VERR_WQE_ATOMIC_LENGTH;
+    return false;
+  }
+  if (op.is_flush() && !flush_valid(w.imm)) {
+    *status = WcStatus::kLocQpOpErr;
+    *verr = VRNIC_VERR_WQE_FLUSH;
     return false;
   }
   if (!w.is_inline) {
@@ -233,7 +250,7 @@ bool QpTransport::start_next_wqe() {
     return start_local(std::move(op));
   }
   op.first_psn = next_psn_;
-  op.npkts = op.is_atomic() || op.is_atomic_write() || cfg_.type == QpType::kUd
+  op.npkts = op.is_atomic() || op.answered_empty() || cfg_.type == QpType::kUd
                  ? 1
                  : packets_for(op.wqe.length, cfg_.mtu);
   if (op.is_atomic_write()) {
@@ -339,6 +356,11 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
     case WrOpcode::kFetchAdd:
     case WrOpcode::kAtomicWrite:
       p = atomic_packet(op, psn, payload);
+      break;
+    case WrOpcode::kFlush:
+      p = new_packet(kFlush, psn);
+      p.feth = w.imm;
+      p.reth = {w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)};
       break;
     case WrOpcode::kLocalInv:
     case WrOpcode::kRegMr:
@@ -554,7 +576,9 @@ void QpTransport::complete_ops() {
       c.status = op.status;
       c.vendor_err = op.vendor_err;
       if (op.status == WcStatus::kSuccess && op.takes_resource()) {
-        c.byte_len = static_cast<uint32_t>(op.is_read() ? op.wqe.length : sizeof(uint64_t));
+        // READ and FLUSH: their length (as rxe); atomics: the 8 bytes.
+        c.byte_len =
+            static_cast<uint32_t>(op.is_read() || op.is_flush() ? op.wqe.length : sizeof(uint64_t));
       }
       env_.complete_send(c);
     }
@@ -842,8 +866,8 @@ bool QpTransport::on_read_response(const Packet& pkt, const OpcodeInfo& oi) {
     return false;
   }
   SendOp* op = op_at(psn);
-  if (op != nullptr && op->is_atomic_write()) {
-    return on_atomic_write_response(*op, pkt, oi);
+  if (op != nullptr && op->answered_empty()) {
+    return on_empty_response(*op, pkt, oi);
   }
   if (op == nullptr || !op->is_read()) {
     env_.count_duplicate();
@@ -885,7 +909,7 @@ bool QpTransport::on_read_response(const Packet& pkt, const OpcodeInfo& oi) {
 
 // An ATOMIC WRITE is answered with a READ response of no bytes (rxe's
 // answer, and vrnic's); a later ACK covers it too (ack_up_to()).
-bool QpTransport::on_atomic_write_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi) {
+bool QpTransport::on_empty_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi) {
   if (operation_of(pkt.bth.opcode) != kReadResponseOnly || !pkt.payload.empty() ||
       (oi.bits & kHasAeth) == 0) {
     fail_op(op, WcStatus::kBadRespErr, VRNIC_VERR_BAD_RESPONSE);

@@ -167,7 +167,7 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
     case OpKind::kReadRequest:
       for (Resource& r : resources_) {
         const int32_t d = psn_diff(psn, r.first_psn);
-        if (!r.atomic && !r.atomic_write && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
+        if (!r.atomic && !r.empty && d >= 0 && d < static_cast<int32_t>(r.npkts)) {
           // A READ still being answered stays one of the requester's
           // outstanding READs; it only starts again from the repeat.
           r.replay = r.replay || !r.pending;
@@ -188,7 +188,8 @@ void QpTransport::respond_duplicate(const Packet& pkt) {
       }
       return;
     case OpKind::kAtomicWrite:
-      answer_atomic_write(psn);  // it was carried out: only the answer again
+    case OpKind::kFlush:
+      answer_empty(psn);  // it was carried out: only the answer again
       return;
     default:
       // Acknowledge everything received so far again.
@@ -233,7 +234,7 @@ bool QpTransport::send_responses(Resource& r, int* budget) {
     p.aeth_syndrome = kAethAckNoCredits;
     p.aeth_msn = msn_;
     Payload payload;  // none for an ATOMIC WRITE's answer
-    if (!r.atomic_write) {
+    if (!r.empty) {
       payload.source = Payload::Source::kRemote;
       payload.rkey = r.rkey;
       payload.va = r.va + off;
@@ -332,6 +333,9 @@ void QpTransport::on_request(const Packet& pkt) {
       return;
     case OpKind::kAtomicWrite:
       on_atomic_write(pkt);
+      return;
+    case OpKind::kFlush:
+      on_flush(pkt);
       return;
     default:
       responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
@@ -534,14 +538,41 @@ void QpTransport::on_atomic_write(const Packet& pkt) {
   ++msn_;
   epsn_ = psn_add(psn, 1);
   nak_sent_ = false;
-  answer_atomic_write(psn);
+  answer_empty(psn);
 }
 
-// The READ response of no bytes that answers the ATOMIC WRITE at psn,
-// queued with the READ responses (a repeat's too).
-void QpTransport::answer_atomic_write(uint32_t psn) {
+// FLUSH (IBA 1.5): what earlier requests placed in the range (or in the
+// whole region or window of the key, at selectivity level MR) becomes
+// visible to every reader, or persistent.  The QP and the key must grant
+// the placement type's flush rights, as in rxe; a FLUSH without a type, of
+// an unknown one or level, or through a key without the rights is refused
+// and takes the QP to error.  It is answered as an ATOMIC WRITE is.
+void QpTransport::on_flush(const Packet& pkt) {
+  const uint32_t psn = pkt.bth.psn;
+  const uint32_t type = pkt.feth & VRNIC_FLUSH_TYPE_MASK;
+  const uint32_t level = (pkt.feth & VRNIC_FLUSH_LEVEL_MASK) >> 4;
+  const uint32_t need = flush_access(type);
+  if (type == 0 || (type & ~(VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT)) != 0 ||
+      level > VRNIC_FLUSH_LEVEL_MR || (cfg_.access & need) != need) {
+    responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
+    return;
+  }
+  if (env_.remote_flush(pkt.reth.rkey, pkt.reth.va, pkt.reth.length, level == VRNIC_FLUSH_LEVEL_MR,
+                        type) != MemStatus::kOk) {
+    responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
+    return;
+  }
+  ++msn_;
+  epsn_ = psn_add(psn, 1);
+  nak_sent_ = false;
+  answer_empty(psn);
+}
+
+// The READ response of no bytes that answers the ATOMIC WRITE or FLUSH at
+// psn, queued with the other responses (a repeat's too).
+void QpTransport::answer_empty(uint32_t psn) {
   for (Resource& r : resources_) {
-    if (r.atomic_write && r.first_psn == psn) {
+    if (r.empty && r.first_psn == psn) {
       r.replay = true;
       r.next_pkt = 0;
       r.pending = true;
@@ -549,7 +580,7 @@ void QpTransport::answer_atomic_write(uint32_t psn) {
     }
   }
   Resource r;
-  r.atomic_write = true;
+  r.empty = true;
   r.first_psn = psn;
   r.pending = true;
   remember(r);

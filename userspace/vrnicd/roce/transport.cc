@@ -31,6 +31,8 @@ const char* wr_opcode_name(WrOpcode op) noexcept {
       return "ATOMIC_FETCH_AND_ADD";
     case WrOpcode::kAtomicWrite:
       return "ATOMIC_WRITE";
+    case WrOpcode::kFlush:
+      return "FLUSH";
     case WrOpcode::kLocalInv:
       return "LOCAL_INV";
     case WrOpcode::kBindMw:
@@ -57,6 +59,8 @@ const char* wc_opcode_name(WcOpcode op) noexcept {
       return "FETCH_ADD";
     case WcOpcode::kAtomicWrite:
       return "ATOMIC_WRITE";
+    case WcOpcode::kFlush:
+      return "FLUSH";
     case WcOpcode::kBindMw:
       return "BIND_MW";
     case WcOpcode::kLocalInv:

@@ -56,6 +56,7 @@ enum class WrOpcode : uint8_t {
   kLocalInv = VRNIC_WQE_LOCAL_INV,
   kBindMw = VRNIC_WQE_BIND_MW,
   kSendInv = VRNIC_WQE_SEND_WITH_INV,
+  kFlush = VRNIC_WQE_FLUSH,
   kAtomicWrite = VRNIC_WQE_ATOMIC_WRITE,
   kRegMr = VRNIC_WQE_REG_MR,
 };
@@ -71,6 +72,7 @@ enum class WcOpcode : uint8_t {
   kLocalInv = VRNIC_CQE_LOCAL_INV,
   kRegMr = VRNIC_CQE_REG_MR,
   kAtomicWrite = VRNIC_CQE_ATOMIC_WRITE,
+  kFlush = VRNIC_CQE_FLUSH,
   kRecv = VRNIC_CQE_RECV,
   kRecvWriteImm = VRNIC_CQE_RECV_RDMA_WITH_IMM,
 };
@@ -191,6 +193,15 @@ constexpr uint32_t kAccessLocalWrite = VRNIC_ACCESS_LOCAL_WRITE;
 constexpr uint32_t kAccessRemoteWrite = VRNIC_ACCESS_REMOTE_WRITE;
 constexpr uint32_t kAccessRemoteRead = VRNIC_ACCESS_REMOTE_READ;
 constexpr uint32_t kAccessRemoteAtomic = VRNIC_ACCESS_REMOTE_ATOMIC;
+constexpr uint32_t kAccessFlushGlobal = VRNIC_ACCESS_FLUSH_GLOBAL;
+constexpr uint32_t kAccessFlushPersistent = VRNIC_ACCESS_FLUSH_PERSISTENT;
+
+// A FLUSH's placement type (VRNIC_FLUSH_GLOBAL, _PERSISTENT) as the access
+// rights it needs.
+constexpr uint32_t flush_access(uint32_t type) {
+  return ((type & VRNIC_FLUSH_GLOBAL) != 0 ? kAccessFlushGlobal : 0U) |
+         ((type & VRNIC_FLUSH_PERSISTENT) != 0 ? kAccessFlushPersistent : 0U);
+}
 
 // Where the payload of a packet to send comes from.  The environment
 // copies it straight into the frame it builds.
@@ -251,6 +262,12 @@ class QpEnv {
   // access), stored in one access: nobody sees half of them.
   virtual MemStatus remote_atomic_write(uint32_t rkey, uint64_t va,
                                         std::span<const std::byte, 8> bytes) = 0;
+  // FLUSH of [va, va + length) or, with whole, of all of rkey's region or
+  // window: everything placed there before is visible to every reader
+  // (type VRNIC_FLUSH_GLOBAL) or persistent (VRNIC_FLUSH_PERSISTENT).  The
+  // key must grant flush_access(type).
+  virtual MemStatus remote_flush(uint32_t rkey, uint64_t va, uint64_t length, bool whole,
+                                 uint32_t type) = 0;
 
   // REG_MR, LOCAL_INV and BIND_MW of a WQE: kSuccess, or its error status
   // with *verr (VRNIC_VERR_MR_*, VRNIC_VERR_MW_*).
@@ -397,20 +414,25 @@ class QpTransport {
       return wqe.opcode == WrOpcode::kCompareSwap || wqe.opcode == WrOpcode::kFetchAdd;
     }
     [[nodiscard]] bool is_atomic_write() const { return wqe.opcode == WrOpcode::kAtomicWrite; }
-    // A responder may keep a resource for it (IBA 1.5: READs, atomics and
-    // ATOMIC WRITEs; rxe does), so it counts against max_rd_atomic.
+    [[nodiscard]] bool is_flush() const { return wqe.opcode == WrOpcode::kFlush; }
+    // Answered by an RDMA READ response of no bytes (IBA 1.5).
+    [[nodiscard]] bool answered_empty() const { return is_atomic_write() || is_flush(); }
+    // A responder may keep a resource for it (IBA 1.5: READs, atomics,
+    // ATOMIC WRITEs and FLUSHes; rxe does), so it counts against
+    // max_rd_atomic.
     [[nodiscard]] bool takes_resource() const {
-      return is_read() || is_atomic() || is_atomic_write();
+      return is_read() || is_atomic() || answered_empty();
     }
     [[nodiscard]] uint32_t last_psn() const;
   };
 
-  // A READ, atomic or ATOMIC WRITE the responder has executed, kept to
-  // answer duplicates.  An ATOMIC WRITE's answer is a READ response of no
-  // bytes (length 0), sent in order with the READs' responses.
+  // A READ, atomic, ATOMIC WRITE or FLUSH the responder has executed, kept
+  // to answer duplicates.  An ATOMIC WRITE's or a FLUSH's answer is a READ
+  // response of no bytes (length 0), sent in order with the other
+  // responses.
   struct Resource {
     bool atomic = false;
-    bool atomic_write = false;
+    bool empty = false;  // ATOMIC WRITE or FLUSH: the answer has no bytes
     uint32_t first_psn = 0;
     uint32_t npkts = 1;
     uint64_t va = 0;
@@ -460,7 +482,7 @@ class QpTransport {
   void on_rnr_nak(SendOp& op, uint32_t psn, uint8_t timer);
   bool on_read_response(const Packet& pkt, const OpcodeInfo& oi);
   bool on_atomic_ack(const Packet& pkt);
-  bool on_atomic_write_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi);
+  bool on_empty_response(SendOp& op, const Packet& pkt, const OpcodeInfo& oi);
 
   // Responder: one handler per kind of request (responder.cc)
   void on_request(const Packet& pkt);
@@ -474,7 +496,8 @@ class QpTransport {
   void on_read_request(const Packet& pkt);
   void on_atomic(const Packet& pkt);
   void on_atomic_write(const Packet& pkt);
-  void answer_atomic_write(uint32_t psn);
+  void on_flush(const Packet& pkt);
+  void answer_empty(uint32_t psn);
   void on_request_uc(const Packet& pkt);
   void uc_send(const Packet& pkt, const OpcodeInfo& oi);
   void uc_write(const Packet& pkt, const OpcodeInfo& oi);
