@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
 #include <pthread.h>
@@ -260,11 +261,20 @@ static unsigned int ev_count[64];
 static const void *ev_obj[64][8];
 static atomic_bool stopping;
 
+/*
+ * The async fd is non-blocking: destroying a CQ or QP takes its events
+ * off the queue, so an event that poll() saw may be gone by the read
+ * (the 70 CQs destroyed at once do that), and a blocking read would then
+ * wait for ever.
+ */
 static void *async_thread(void *arg)
 {
+	int fd = E.ctx->async_fd;
 	struct ibv_async_event ev;
 
 	(void)arg;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK))
+		FAILED("async fd: O_NONBLOCK: %s", strerror(errno));
 	while (!atomic_load(&stopping)) {
 		if (!fd_readable(E.ctx->async_fd, 100) || ibv_get_async_event(E.ctx, &ev))
 			continue;
