@@ -83,15 +83,6 @@ uint8_t message_opcode(const MessageOpcodes& o, bool first, bool last, bool imm)
   return o.middle;
 }
 
-// A FLUSH names at least one placement type and nothing unknown.
-bool flush_valid(uint32_t type_level) {
-  const uint32_t type = type_level & VRNIC_FLUSH_TYPE_MASK;
-  const uint32_t level = (type_level & VRNIC_FLUSH_LEVEL_MASK) >> 4;
-  return (type_level & ~(VRNIC_FLUSH_TYPE_MASK | VRNIC_FLUSH_LEVEL_MASK)) == 0 && type != 0 &&
-         (type & ~(VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT)) == 0 &&
-         level <= VRNIC_FLUSH_LEVEL_MR;
-}
-
 }  // namespace
 
 // READs, atomics and ATOMIC WRITEs count until they complete, in order:

@@ -535,10 +535,7 @@ void QpTransport::on_atomic_write(const Packet& pkt) {
     responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
     return;
   }
-  ++msn_;
-  epsn_ = psn_add(psn, 1);
-  nak_sent_ = false;
-  answer_empty(psn);
+  executed_empty(psn);
 }
 
 // FLUSH (IBA 1.5): what earlier requests placed in the range (or in the
@@ -549,11 +546,11 @@ void QpTransport::on_atomic_write(const Packet& pkt) {
 // and takes the QP to error.  It is answered as an ATOMIC WRITE is.
 void QpTransport::on_flush(const Packet& pkt) {
   const uint32_t psn = pkt.bth.psn;
-  const uint32_t type = pkt.feth & VRNIC_FLUSH_TYPE_MASK;
-  const uint32_t level = (pkt.feth & VRNIC_FLUSH_LEVEL_MASK) >> 4;
+  const uint32_t feth = pkt.feth & kFethMask;  // the rest is reserved
+  const uint32_t type = feth & VRNIC_FLUSH_TYPE_MASK;
+  const uint32_t level = (feth & VRNIC_FLUSH_LEVEL_MASK) >> 4;
   const uint32_t need = flush_access(type);
-  if (type == 0 || (type & ~(VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT)) != 0 ||
-      level > VRNIC_FLUSH_LEVEL_MR || (cfg_.access & need) != need) {
+  if (!flush_valid(feth) || (cfg_.access & need) != need) {
     responder_error(kNakInvalidRequest, psn, QpEvent::kReqErr);
     return;
   }
@@ -562,6 +559,12 @@ void QpTransport::on_flush(const Packet& pkt) {
     responder_error(kNakRemoteAccessError, psn, QpEvent::kAccessErr);
     return;
   }
+  executed_empty(psn);
+}
+
+// An ATOMIC WRITE or FLUSH at psn carried out: the sequence moves on and
+// its answer is queued.
+void QpTransport::executed_empty(uint32_t psn) {
   ++msn_;
   epsn_ = psn_add(psn, 1);
   nak_sent_ = false;

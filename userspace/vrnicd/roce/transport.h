@@ -196,6 +196,16 @@ constexpr uint32_t kAccessRemoteAtomic = VRNIC_ACCESS_REMOTE_ATOMIC;
 constexpr uint32_t kAccessFlushGlobal = VRNIC_ACCESS_FLUSH_GLOBAL;
 constexpr uint32_t kAccessFlushPersistent = VRNIC_ACCESS_FLUSH_PERSISTENT;
 
+// A FLUSH's type and level (VRNIC_FLUSH_*, as in the WQE and the FETH):
+// at least one placement type, and no unknown type bit or level.
+constexpr bool flush_valid(uint32_t type_level) {
+  const uint32_t type = type_level & VRNIC_FLUSH_TYPE_MASK;
+  const uint32_t level = (type_level & VRNIC_FLUSH_LEVEL_MASK) >> 4;
+  return (type_level & ~(VRNIC_FLUSH_TYPE_MASK | VRNIC_FLUSH_LEVEL_MASK)) == 0 && type != 0 &&
+         (type & ~(VRNIC_FLUSH_GLOBAL | VRNIC_FLUSH_PERSISTENT)) == 0 &&
+         level <= VRNIC_FLUSH_LEVEL_MR;
+}
+
 // A FLUSH's placement type (VRNIC_FLUSH_GLOBAL, _PERSISTENT) as the access
 // rights it needs.
 constexpr uint32_t flush_access(uint32_t type) {
@@ -497,6 +507,7 @@ class QpTransport {
   void on_atomic(const Packet& pkt);
   void on_atomic_write(const Packet& pkt);
   void on_flush(const Packet& pkt);
+  void executed_empty(uint32_t psn);
   void answer_empty(uint32_t psn);
   void on_request_uc(const Packet& pkt);
   void uc_send(const Packet& pkt, const OpcodeInfo& oi);
