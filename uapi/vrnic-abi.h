@@ -30,6 +30,11 @@ VRNIC_ASSERT_SIZE(struct vrnic_alloc_ucontext_req, 8);
 #define VRNIC_UCTX_F_USER_DB		VRNIC_BIT(0)
 /* The device executes ATOMIC_WRITE WQEs (VRNIC_DEV_CAP_ATOMIC_WRITE). */
 #define VRNIC_UCTX_F_ATOMIC_WRITE	VRNIC_BIT(1)
+/*
+ * The device executes FLUSH WQEs (VRNIC_DEV_CAP_FLUSH_GLOBAL), and the
+ * kernel (6.2 on) lets MRs and QPs have the flush rights.
+ */
+#define VRNIC_UCTX_F_FLUSH		VRNIC_BIT(2)
 
 struct vrnic_alloc_ucontext_resp {
 	__u32 comp_mask;

@@ -42,6 +42,20 @@
 #define VRNIC_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 #endif
 
+/*
+ * 6.2: FLUSH and its device capabilities.  Before it, ib_core refuses the
+ * flush access rights, so the device's FLUSH is not offered there at all.
+ */
+#if VRNIC_LINUX_AT_LEAST(6, 2)
+#define VRNIC_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#define VRNIC_DEVICE_FLUSH_PERSISTENT	IB_DEVICE_FLUSH_PERSISTENT
+static_assert(VRNIC_IB_ACCESS_FLUSH_GLOBAL == IB_ACCESS_FLUSH_GLOBAL);
+static_assert(VRNIC_IB_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
+#else
+#define VRNIC_DEVICE_FLUSH_GLOBAL	0
+#define VRNIC_DEVICE_FLUSH_PERSISTENT	0
+#endif
+
 /* 6.3: vm_flags is read-only; it changes through vm_flags_clear(). */
 static inline void vrnic_vma_clear_flags(struct vm_area_struct *vma,
 					 vm_flags_t flags)

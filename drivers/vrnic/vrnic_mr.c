@@ -230,7 +230,9 @@ static int vrnic_mr_access_ok(struct vrnic_dev *dev, int access)
 {
 	const int supported = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING;
+			      IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING |
+			      VRNIC_IB_ACCESS_FLUSH_GLOBAL |
+			      VRNIC_IB_ACCESS_FLUSH_PERSISTENT;
 
 	if (access & ~supported) {
 		ibdev_dbg(&dev->ibdev, "unsupported MR access %#x\n", access);

@@ -426,6 +426,10 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
 	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
+	if (access & VRNIC_ACCESS_FLUSH_GLOBAL)
+		attr->qp_access_flags |= VRNIC_IB_ACCESS_FLUSH_GLOBAL;
+	if (access & VRNIC_ACCESS_FLUSH_PERSISTENT)
+		attr->qp_access_flags |= VRNIC_IB_ACCESS_FLUSH_PERSISTENT;
 	attr->cap = qp->cap;
 	if (ibqp->qp_type != IB_QPT_UD)
 		vrnic_av_to_ah(dev, &a.av, &attr->ah_attr);

@@ -34,6 +34,10 @@ static void vrnic_cap_flags(const struct vrnic_dev_attrs *a,
 		attr->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	if (a->dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
 		attr->device_cap_flags |= VRNIC_DEVICE_ATOMIC_WRITE;
+	if (a->dev_caps & VRNIC_DEV_CAP_FLUSH_GLOBAL)
+		attr->device_cap_flags |= VRNIC_DEVICE_FLUSH_GLOBAL;
+	if (a->dev_caps & VRNIC_DEV_CAP_FLUSH_PERSISTENT)
+		attr->device_cap_flags |= VRNIC_DEVICE_FLUSH_PERSISTENT;
 	if (a->dev_caps & VRNIC_DEV_CAP_CQ_MODERATION) {
 		attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
 		attr->cq_caps.max_cq_moderation_period =
@@ -244,6 +248,9 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	}
 	if (dev->attrs.dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
 		resp.flags |= VRNIC_UCTX_F_ATOMIC_WRITE;
+	if (VRNIC_DEVICE_FLUSH_GLOBAL &&
+	    (dev->attrs.dev_caps & VRNIC_DEV_CAP_FLUSH_GLOBAL))
+		resp.flags |= VRNIC_UCTX_F_FLUSH;
 	resp.db_offset = VRNIC_IVSHMEM_DOORBELL;
 	resp.db_peer = dev->db_peer;
 	resp.max_inline_data = dev->attrs.max_inline_data;

@@ -23,6 +23,10 @@ u32 vrnic_access(int ib_access)
 		a |= VRNIC_ACCESS_REMOTE_ATOMIC;
 	if (ib_access & IB_ACCESS_MW_BIND)
 		a |= VRNIC_ACCESS_MW_BIND;
+	if (ib_access & VRNIC_IB_ACCESS_FLUSH_GLOBAL)
+		a |= VRNIC_ACCESS_FLUSH_GLOBAL;
+	if (ib_access & VRNIC_IB_ACCESS_FLUSH_PERSISTENT)
+		a |= VRNIC_ACCESS_FLUSH_PERSISTENT;
 	return a;
 }
 

@@ -17,6 +17,14 @@
 
 #include "vrnic-hw.h"
 
+/*
+ * 6.2's flush access rights, by their numbers (the uverbs ABI's, which the
+ * kernel's IB_ACCESS_* share): ib_core before 6.2 refuses them, so there
+ * they never get here.  vrnic_compat.h checks them against 6.2's names.
+ */
+#define VRNIC_IB_ACCESS_FLUSH_GLOBAL		VRNIC_BIT(8)
+#define VRNIC_IB_ACCESS_FLUSH_PERSISTENT	VRNIC_BIT(9)
+
 /* A send queue as the encoder sees it. */
 struct vrnic_sq_shape {
 	bool ud;		/* UD or GSI: WQEs carry an address */

@@ -17,13 +17,24 @@
 namespace vrnic {
 namespace {
 
+// FLUSH came with rdma-core 45 (IBV_WR_FLUSH, ibv_wr_flush()).
+#if VRNIC_RDMA_CORE_AT_LEAST(45)
+constexpr uint64_t kFlushOps = IBV_QP_EX_WITH_FLUSH;
+static_assert(same_value(VRNIC_WQE_FLUSH, IBV_WR_FLUSH) &&
+              same_value(VRNIC_FLUSH_GLOBAL, IBV_FLUSH_GLOBAL) &&
+              same_value(VRNIC_FLUSH_PERSISTENT, IBV_FLUSH_PERSISTENT) &&
+              same_value(VRNIC_FLUSH_LEVEL_RANGE, IBV_FLUSH_RANGE) &&
+              same_value(VRNIC_FLUSH_LEVEL_MR, IBV_FLUSH_MR));
+#else
+constexpr uint64_t kFlushOps = 0;
+#endif
 constexpr uint64_t kUcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
                                 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
                                 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 constexpr uint64_t kRcSendOps = kUcSendOps | IBV_QP_EX_WITH_RDMA_READ |
                                 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
-                                IBV_QP_EX_WITH_ATOMIC_WRITE;
+                                IBV_QP_EX_WITH_ATOMIC_WRITE | kFlushOps;
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
 bool is_inline_capable(ibv_wr_opcode op) noexcept {
@@ -138,12 +149,13 @@ int write_inline_sges(const Qp* qp, const SqeWriter& w, std::span<const ibv_sge>
   return write_inline(qp, w, std::span(bufs.data(), sges.size()));
 }
 
-// ATOMIC_WRITE's 8 bytes have no field in an ibv_send_wr: it is posted
-// with ibv_wr_atomic_write() only, and ibv_post_send() refuses it.
+// ATOMIC_WRITE's 8 bytes and FLUSH's type and level have no field in an
+// ibv_send_wr: they are posted with ibv_wr_atomic_write() and
+// ibv_wr_flush() only, and ibv_post_send() refuses them.
 int build_send(Qp* qp, uint32_t pi, const ibv_send_wr* wr) noexcept {
   const uint64_t bit = send_op_bit(wr->opcode);
   if (bit == 0 || (bit & send_ops_for(qp->type)) == 0 || wr->num_sge < 0 ||
-      wr->opcode == IBV_WR_ATOMIC_WRITE) {
+      (bit & (IBV_QP_EX_WITH_ATOMIC_WRITE | kFlushOps)) != 0) {
     return EINVAL;
   }
   const SqeWriter w = begin_wqe(qp, pi, wr->opcode, wr->wr_id, wr->send_flags);
@@ -256,6 +268,18 @@ void wr_atomic_write(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr,
     w->set_atomic_write(atomic_wr);
   }
 }
+
+#if VRNIC_RDMA_CORE_AT_LEAST(45)
+// The range of rkey, or its whole region or window at level MR; the
+// device checks the type and level and fails the WQE if it knows neither.
+void wr_flush(ibv_qp_ex* ibqp, uint32_t rkey, uint64_t addr, size_t len, uint8_t type,
+              uint8_t level) noexcept {
+  if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_FLUSH)) {
+    w->set_remote(addr, rkey);
+    w->set_flush(type | (uint32_t{level} << 4), static_cast<uint32_t>(len));
+  }
+}
+#endif
 
 void wr_bind_mw(ibv_qp_ex* ibqp, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) noexcept {
   if (const SqeWriter* w = wr_begin(ibqp, IBV_WR_BIND_MW)) {
@@ -383,10 +407,16 @@ uint64_t send_op_bit(ibv_wr_opcode op) noexcept {
       return IBV_QP_EX_WITH_SEND_WITH_INV;
     case IBV_WR_ATOMIC_WRITE:
       return IBV_QP_EX_WITH_ATOMIC_WRITE;
+#if VRNIC_RDMA_CORE_AT_LEAST(45)
+    case IBV_WR_FLUSH:
+      return IBV_QP_EX_WITH_FLUSH;
+#endif
     default:
       return 0;
   }
 }
+
+uint64_t flush_send_ops() noexcept { return kFlushOps; }
 
 uint64_t send_ops_for(ibv_qp_type type) noexcept {
   switch (type) {
@@ -441,6 +471,11 @@ void set_wr_ops(Qp* qp, uint64_t flags) noexcept {
   if ((flags & IBV_QP_EX_WITH_ATOMIC_WRITE) != 0) {
     ex.wr_atomic_write = wr_atomic_write;
   }
+#if VRNIC_RDMA_CORE_AT_LEAST(45)
+  if ((flags & IBV_QP_EX_WITH_FLUSH) != 0) {
+    ex.wr_flush = wr_flush;
+  }
+#endif
   ex.wr_start = wr_start;
   ex.wr_complete = wr_complete;
   ex.wr_abort = wr_abort;

@@ -51,6 +51,9 @@ int check_init_attr(const Context* ctx, const ibv_qp_init_attr_ex* attr) noexcep
   if ((ctx->flags & VRNIC_UCTX_F_ATOMIC_WRITE) == 0) {
     ops &= ~uint64_t{IBV_QP_EX_WITH_ATOMIC_WRITE};  // a device without it
   }
+  if ((ctx->flags & VRNIC_UCTX_F_FLUSH) == 0) {
+    ops &= ~flush_send_ops();  // a device or kernel without it
+  }
   if (ops == 0) {
     debug("create_qp: QP type %d is not supported", attr->qp_type);
     return EOPNOTSUPP;

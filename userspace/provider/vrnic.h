@@ -213,6 +213,8 @@ int modify_cq(ibv_cq* cq, ibv_modify_cq_attr* attr) noexcept;
 uint64_t send_ops_for(ibv_qp_type type) noexcept;
 // The IBV_QP_EX_WITH_* bit of a work request opcode; 0: vrnic lacks it.
 uint64_t send_op_bit(ibv_wr_opcode op) noexcept;
+// IBV_QP_EX_WITH_FLUSH where libibverbs has it (rdma-core 45 on), else 0.
+uint64_t flush_send_ops() noexcept;
 // Install the ibv_wr_*() callbacks for send_ops_flags.
 void set_wr_ops(Qp* qp, uint64_t send_ops_flags) noexcept;
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) noexcept;

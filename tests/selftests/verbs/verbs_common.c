@@ -7,16 +7,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 
 #include "verbs_common.h"
 #include "verbs_names.h"
 
 struct verbs_env E;
 char why[256];
+char skip_why[256];
 
 uint64_t rnd(void)
 {
@@ -48,6 +51,16 @@ void sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
+}
+
+bool linux_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
 }
 
 struct qp_opts default_opts(void)

@@ -42,6 +42,13 @@ extern struct verbs_env E;
 
 /* Why a check failed, for the KTAP diagnostic. */
 extern char why[256];
+/* Why a test did not run, when it returns true with this set. */
+extern char skip_why[256];
+
+#define SKIP(...) do {						\
+	snprintf(skip_why, sizeof(skip_why), __VA_ARGS__);	\
+	return true;						\
+} while (0)
 
 /* A KTAP result line and a diagnostic line (vrnic_verbs.c counts them). */
 void verbs_result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,6 +134,8 @@ void fill_random(uint8_t *p, size_t n);
 int64_t now_ms(void);
 void sleep_ms(int ms);
 struct qp_opts default_opts(void);
+/* Whether the running kernel is at least major.minor. */
+bool linux_at_least(int major, int minor);
 uint64_t send_ops(enum ibv_qp_type type);
 void side_destroy(struct side *s);
 void pair_destroy(struct pair *p);
@@ -167,6 +176,7 @@ void test_matrix(enum ibv_qp_type type, bool ex);
 bool do_zero_length(void);
 bool do_atomics(bool ex);
 bool do_atomic_write(void);
+bool do_rdma_flush(void);
 bool do_selective_signaling(void);
 bool do_sig_all(void);
 bool do_fence(void);

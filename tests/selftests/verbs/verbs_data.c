@@ -261,8 +261,8 @@ static int post_atomic_write(struct pair *p, uint64_t wr_id, uint64_t raddr, con
 	return ibv_wr_complete(x);
 }
 
-/* Only RC has it: a UC QP asked for it is EOPNOTSUPP. */
-static bool atomic_write_not_on_uc(struct ibv_cq *cq)
+/* Only RC has it: a UC QP asked for op (IBV_QP_EX_WITH_*) is EOPNOTSUPP. */
+static bool rc_only(struct ibv_cq *cq, uint64_t op, const char *name)
 {
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_UC,
@@ -271,16 +271,15 @@ static bool atomic_write_not_on_uc(struct ibv_cq *cq)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = E.pd,
-		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | op,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(E.ctx, &qa);
 
 	if (qp) {
 		ibv_destroy_qp(qp);
-		FAIL("a UC QP with IBV_QP_EX_WITH_ATOMIC_WRITE was created");
+		FAIL("a UC QP with %s was created", name);
 	}
-	CHECK(errno == EOPNOTSUPP, "UC QP with ATOMIC_WRITE: %s, want EOPNOTSUPP",
-	      strerror(errno));
+	CHECK(errno == EOPNOTSUPP, "UC QP with %s: %s, want EOPNOTSUPP", name, strerror(errno));
 	return true;
 }
 
@@ -312,7 +311,7 @@ bool do_atomic_write(void)
 	o.more_ops = IBV_QP_EX_WITH_ATOMIC_WRITE;
 	if (!pair_create(&p, IBV_QPT_RC, &o))
 		goto out;
-	if (!atomic_write_not_on_uc(p.s[0].cq))
+	if (!rc_only(p.s[0].cq, IBV_QP_EX_WITH_ATOMIC_WRITE, "ATOMIC_WRITE"))
 		goto out;
 	remote = p.s[1].buf + REMOTE_OFF + 8 * (1 + rnd() % 62);
 	fill_random(remote - 8, sizeof(before));
@@ -343,6 +342,129 @@ out:
 	pair_destroy(&p);
 	return ok;
 }
+
+#if VRNIC_RDMA_CORE_MAJOR >= 45
+/* The kernel's IB_UVERBS_DEVICE_FLUSH_GLOBAL and _PERSISTENT (6.2 on). */
+#define DEVICE_FLUSH_GLOBAL	(1ULL << 38)
+#define DEVICE_FLUSH_PERSISTENT	(1ULL << 39)
+
+/* One signaled ibv_wr_flush() of the peer's MR. */
+static int post_flush(struct pair *p, uint64_t wr_id, uint64_t raddr, size_t len, uint8_t type,
+		      uint8_t level)
+{
+	struct ibv_qp_ex *x = p->s[0].qpx;
+
+	ibv_wr_start(x);
+	x->wr_id = wr_id;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(x, p->s[1].mr->rkey, raddr, len, type, level);
+	return ibv_wr_complete(x);
+}
+
+/* A FLUSH that completes as IBV_WC_FLUSH with byte_len len. */
+static bool flush_ok(struct pair *p, uint64_t wr_id, uint64_t raddr, size_t len, uint8_t type,
+		     uint8_t level)
+{
+	struct ibv_wc wc;
+	int err = post_flush(p, wr_id, raddr, len, type, level);
+
+	CHECK(!err, "ibv_wr_flush: %s", strerror(err));
+	if (!expect_wc(&p->s[0], &wc, "flush"))
+		return false;
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH && wc.byte_len == len,
+	      "flush (type %u, level %u) CQE: %s opcode %d byte_len %u, want FLUSH %zu", type,
+	      level, ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len, len);
+	return true;
+}
+
+/*
+ * Persistence is announced only where guest RAM can persist: then an MR
+ * with the right flushes to it, else ib_core refuses the right.
+ */
+static bool flush_persistent(struct pair *p, bool announced)
+{
+	struct ibv_mr *mr = ibv_reg_mr(E.pd, p->s[1].buf, 4096,
+				       ALL_ACCESS | IBV_ACCESS_FLUSH_PERSISTENT);
+
+	if (!announced) {
+		if (mr)
+			ibv_dereg_mr(mr);
+		CHECK(!mr && errno == EOPNOTSUPP,
+		      "an MR with FLUSH_PERSISTENT on a device without it: %s, want EOPNOTSUPP",
+		      mr ? "registered" : strerror(errno));
+		return true;
+	}
+	CHECK(mr, "an MR with FLUSH_PERSISTENT: %s", strerror(errno));
+	ibv_dereg_mr(mr);
+	return flush_ok(p, 5, (uintptr_t)p->s[1].buf, 4096, IBV_FLUSH_PERSISTENT, IBV_FLUSH_RANGE);
+}
+
+/*
+ * FLUSH (IBA 1.5, ibv_wr_flush): announced by the device from Linux 6.2
+ * on; a range and the whole MR complete as IBV_WC_FLUSH with the range's
+ * length and change nothing; ibv_post_send() has no fields for it and
+ * refuses it; persistence is offered as the device announces it; a QP
+ * without the flush right answers REM_INV_REQ_ERR; UC cannot have it.
+ */
+bool do_rdma_flush(void)
+{
+	struct ibv_device_attr_ex attr;
+	struct qp_opts o = default_opts();
+	struct pair p = { 0 };
+	struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_FLUSH,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+	uint8_t before[256];
+	uint8_t *remote;
+	bool ok = false;
+	int err;
+
+	CHECK(!ibv_query_device_ex(E.ctx, NULL, &attr), "ibv_query_device_ex: %s", strerror(errno));
+	if (!linux_at_least(6, 2)) {
+		CHECK(!(attr.device_cap_flags_ex & (DEVICE_FLUSH_GLOBAL | DEVICE_FLUSH_PERSISTENT)),
+		      "FLUSH announced on a kernel without it");
+		SKIP("Linux before 6.2 has no flush access rights");
+	}
+	CHECK(attr.device_cap_flags_ex & DEVICE_FLUSH_GLOBAL,
+	      "device_cap_flags_ex %#" PRIx64 " lacks FLUSH_GLOBAL (bit 38)",
+	      (uint64_t)attr.device_cap_flags_ex);
+	o.ex = true;
+	o.more_ops = IBV_QP_EX_WITH_FLUSH;
+	o.access[1] |= IBV_ACCESS_FLUSH_GLOBAL;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	if (!rc_only(p.s[0].cq, IBV_QP_EX_WITH_FLUSH, "FLUSH"))
+		goto out;
+	remote = p.s[1].buf + REMOTE_OFF;
+	fill_random(remote, sizeof(before));
+	memcpy(before, remote, sizeof(before));
+	if (!flush_ok(&p, 1, (uintptr_t)remote, sizeof(before), IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE) ||
+	    !flush_ok(&p, 2, 0, 0, IBV_FLUSH_GLOBAL, IBV_FLUSH_MR))
+		goto out;
+	CHECK_OUT(!memcmp(remote, before, sizeof(before)), "a FLUSH changed memory");
+	err = ibv_post_send(p.s[0].qp, &wr, &bad);
+	CHECK_OUT(err == EINVAL && bad == &wr, "ibv_post_send(IBV_WR_FLUSH): %s, want EINVAL",
+		  strerror(err));
+	if (!flush_persistent(&p, attr.device_cap_flags_ex & DEVICE_FLUSH_PERSISTENT))
+		goto out;
+	pair_destroy(&p);
+	o.access[1] = ALL_ACCESS;  /* no flush right: the QP's is checked first */
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	err = post_flush(&p, 3, (uintptr_t)p.s[1].buf, 64, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	CHECK_OUT(!err, "ibv_wr_flush: %s", strerror(err));
+	if (!expect_status(&p.s[0], 3, IBV_WC_REM_INV_REQ_ERR, "flush without the QP's right"))
+		goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	return ok;
+}
+#else
+bool do_rdma_flush(void)
+{
+	SKIP("rdma-core %d has no ibv_wr_flush (45 added it)", VRNIC_RDMA_CORE_MAJOR);
+}
+#endif
 
 bool do_atomics(bool ex)
 {

@@ -66,6 +66,20 @@ struct reply {
 #define CAP_ATOMIC_WRITE	1U
 /* The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE (rdma-core 44 has no name). */
 #define DEVICE_ATOMIC_WRITE	(1ULL << 40)
+/*
+ * conn_info.caps: the device executes FLUSH of global visibility (the
+ * kernel's IB_UVERBS_DEVICE_FLUSH_GLOBAL) and this side's libibverbs has
+ * ibv_wr_flush() (rdma-core 45 on).
+ */
+#define CAP_FLUSH		2U
+#define DEVICE_FLUSH_GLOBAL	(1ULL << 38)
+#if VRNIC_RDMA_CORE_MAJOR >= 45
+#define FLUSH_ACCESS		IBV_ACCESS_FLUSH_GLOBAL
+#define FLUSH_OPS		IBV_QP_EX_WITH_FLUSH
+#else
+#define FLUSH_ACCESS		0
+#define FLUSH_OPS		0
+#endif
 
 struct conn_info {
 	uint32_t qpn;
@@ -107,12 +121,16 @@ static void open_device(void)
 	if (!ibv_query_device_ex(R.ctx, NULL, &attr) &&
 	    (attr.device_cap_flags_ex & DEVICE_ATOMIC_WRITE))
 		R.caps |= CAP_ATOMIC_WRITE;
+	if (FLUSH_OPS != 0 && !ibv_query_device_ex(R.ctx, NULL, &attr) &&
+	    (attr.device_cap_flags_ex & DEVICE_FLUSH_GLOBAL))
+		R.caps |= CAP_FLUSH;
 	R.pd = ibv_alloc_pd(R.ctx);
 	if (posix_memalign((void **)&R.buf, 4096, BUF_SIZE) || !R.pd)
 		die("cannot allocate a PD or the buffer");
 	memset(R.buf, 0, BUF_SIZE);
 	R.mr = ibv_reg_mr(R.pd, R.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND |
+			  (R.caps & CAP_FLUSH ? FLUSH_ACCESS : 0));
 	if (!R.mr)
 		die("ibv_reg_mr: %s", strerror(errno));
 }
@@ -141,6 +159,10 @@ static void make_qp(void)
 		qia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		qia.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
 	}
+	if (R.type == IBV_QPT_RC && (R.caps & CAP_FLUSH)) {
+		qia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qia.send_ops_flags |= IBV_QP_EX_WITH_RDMA_WRITE | FLUSH_OPS;
+	}
 	R.qp = ibv_create_qp_ex(R.ctx, &qia);
 	if (!R.qp)
 		die("ibv_create_qp(%s): %s", type_name(R.type), strerror(errno));
@@ -162,7 +184,8 @@ static void make_qp(void)
 	} else {
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
 				    (R.type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ |
-				     IBV_ACCESS_REMOTE_ATOMIC : 0);
+				     IBV_ACCESS_REMOTE_ATOMIC : 0) |
+				    (R.type == IBV_QPT_RC && (R.caps & CAP_FLUSH) ? FLUSH_ACCESS : 0);
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	if (ibv_modify_qp(R.qp, &a, mask))
@@ -802,6 +825,75 @@ static void rc_atomic_write(void)
 }
 
 /*
+ * RC FLUSH (ibv_wr_flush) of global visibility: a WRITE of a pattern into
+ * the server's target, a FLUSH of that range and one of the whole MR, each
+ * completing as IBV_WC_FLUSH with its length, then the range read back.
+ * Skipped where a side lacks FLUSH (Linux before 6.2, or rdma-core before
+ * 45 on the client), and against rxe: there it does not work yet in either
+ * direction (Linux 6.12: rxe's ibv_wr_complete() refuses it, and rxe does
+ * not answer vrnic's), which issue 28 has to settle.
+ */
+static void rc_flush(void)
+{
+	uint8_t *src = R.buf + STAGE_OFF, *back = R.buf + STAGE_OFF + 4096;
+	struct ibv_sge ws = { (uintptr_t)src, 4096, R.mr->lkey };
+	struct ibv_sge rs = { (uintptr_t)back, 4096, R.mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &ws, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+				  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+	struct ibv_wc wc = { 0 };
+	char why[256] = "";
+	struct utsname u;
+	bool ok;
+
+	if (!(R.caps & R.peer.caps & CAP_FLUSH)) {
+		printf("ok %d RC FLUSH # SKIP the %s lacks it (Linux %s, rdma-core %d here)\n",
+		       ++tests, R.caps & CAP_FLUSH ? "server" : "client",
+		       uname(&u) ? "?" : u.release, VRNIC_RDMA_CORE_MAJOR);
+		skipped++;
+		return;
+	}
+	if (is_rxe() || server_rxe) {
+		printf("ok %d RC FLUSH # SKIP not yet interoperable with rxe (Linux %s)\n", ++tests,
+		       uname(&u) ? "?" : u.release);
+		skipped++;
+		return;
+	}
+	for (int i = 0; i < 4096; i++)
+		src[i] = pattern(5151, 2, (uint64_t)i);
+	wr.wr.rdma.remote_addr = R.peer.addr + TARGET_OFF;
+	wr.wr.rdma.rkey = R.peer.rkey;
+	ok = !ibv_post_send(R.qp, &wr, &bad) && poll_one(&wc) && wc.status == IBV_WC_SUCCESS;
+#if VRNIC_RDMA_CORE_MAJOR >= 45
+	for (int level = IBV_FLUSH_RANGE; ok && level <= IBV_FLUSH_MR; level++) {
+		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(R.qp);
+
+		ibv_wr_start(x);
+		x->wr_id = 5151;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_flush(x, R.peer.rkey, R.peer.addr + TARGET_OFF, 4096, IBV_FLUSH_GLOBAL,
+			     (uint8_t)level);
+		ok = !ibv_wr_complete(x) && poll_one(&wc) && wc.status == IBV_WC_SUCCESS &&
+		     wc.opcode == IBV_WC_FLUSH && wc.byte_len == 4096;
+	}
+#endif
+	if (ok) {
+		memset(back, 0, 4096);
+		wr.sg_list = &rs;
+		wr.opcode = IBV_WR_RDMA_READ;
+		ok = !ibv_post_send(R.qp, &wr, &bad) && poll_one(&wc) &&
+		     wc.status == IBV_WC_SUCCESS;
+		if (ok && memcmp(back, src, 4096)) {
+			snprintf(why, sizeof(why), "read back differs from what was written");
+			ok = false;
+		}
+	}
+	if (!ok && !why[0])
+		snprintf(why, sizeof(why), "status %s opcode %d byte_len %u",
+			 ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+	result(ok, why, "RC FLUSH of a written range and of the whole MR");
+}
+
+/*
  * RC through a type 2 window of the server: a WRITE of c.len bytes, then a
  * SEND_WITH_INV naming the window.
  */
@@ -935,6 +1027,7 @@ static void client(void)
 			rc_window();
 			rc_window_errors();
 			rc_atomic_write();
+			rc_flush();
 			rc_extras();
 		}
 		c.op = t + 1 < sizeof(types) / sizeof(types[0]) ? CTL_NEXT : CTL_DONE;

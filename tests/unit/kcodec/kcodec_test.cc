@@ -254,6 +254,10 @@ TEST_F(KernelCodec, AccessFlagsMapOneToOne) {
   EXPECT_EQ(vrnic_access(IB_ACCESS_REMOTE_READ), VRNIC_ACCESS_REMOTE_READ);
   EXPECT_EQ(vrnic_access(IB_ACCESS_REMOTE_ATOMIC), VRNIC_ACCESS_REMOTE_ATOMIC);
   EXPECT_EQ(vrnic_access(IB_ACCESS_MW_BIND), VRNIC_ACCESS_MW_BIND);
+  // 6.2's IB_ACCESS_FLUSH_GLOBAL and _PERSISTENT, by their uverbs numbers.
+  EXPECT_EQ(vrnic_access(1 << 8), VRNIC_ACCESS_FLUSH_GLOBAL);
+  EXPECT_EQ(vrnic_access(1 << 9), VRNIC_ACCESS_FLUSH_PERSISTENT);
+  EXPECT_EQ(vrnic_access(1 << 10), 0U) << "nothing the device does not know";
 }
 
 TEST_F(KernelCodec, UdSendsCarryTheAddress) {
