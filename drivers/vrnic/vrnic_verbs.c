@@ -203,27 +203,50 @@ vrnic_mmap_entry_insert(struct vrnic_ucontext *uctx, phys_addr_t address,
 	return &entry->rdma_entry;
 }
 
+/* The provider's request: nothing asked for that this driver lacks. */
+static int vrnic_uctx_req_check(struct ib_udata *udata)
+{
+	struct vrnic_alloc_ucontext_req req = {};
+	int err;
+
+	if (!udata->inlen)
+		return 0;
+	err = ib_copy_from_udata(&req, udata, min(sizeof(req), udata->inlen));
+	if (err)
+		return err;
+	if (req.comp_mask || req.rsvd ||
+	    (udata->inlen > sizeof(req) &&
+	     !ib_is_udata_cleared(udata, sizeof(req),
+				  udata->inlen - sizeof(req))))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* What the device executes that the provider must know of. */
+static u32 vrnic_uctx_op_flags(const struct vrnic_dev *dev)
+{
+	u32 flags = 0;
+
+	if (dev->attrs.dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
+		flags |= VRNIC_UCTX_F_ATOMIC_WRITE;
+	if (VRNIC_DEVICE_FLUSH_GLOBAL &&
+	    (dev->attrs.dev_caps & VRNIC_DEV_CAP_FLUSH_GLOBAL))
+		flags |= VRNIC_UCTX_F_FLUSH;
+	return flags;
+}
+
 int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct vrnic_ucontext *uctx = to_vuctx(ibuctx);
 	struct vrnic_dev *dev = to_vdev(ibuctx->device);
 	struct vrnic_alloc_ucontext_resp resp = {};
-	struct vrnic_alloc_ucontext_req req = {};
 	int err;
 
 	if (vrnic_dead(dev))
 		return -EIO;
-	if (udata->inlen) {
-		err = ib_copy_from_udata(&req, udata,
-					 min(sizeof(req), udata->inlen));
-		if (err)
-			return err;
-		if (req.comp_mask || req.rsvd ||
-		    (udata->inlen > sizeof(req) &&
-		     !ib_is_udata_cleared(udata, sizeof(req),
-					  udata->inlen - sizeof(req))))
-			return -EOPNOTSUPP;
-	}
+	err = vrnic_uctx_req_check(udata);
+	if (err)
+		return err;
 
 	uctx->status_entry =
 		vrnic_mmap_entry_insert(uctx,
@@ -246,11 +269,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		}
 		resp.flags |= VRNIC_UCTX_F_USER_DB;
 	}
-	if (dev->attrs.dev_caps & VRNIC_DEV_CAP_ATOMIC_WRITE)
-		resp.flags |= VRNIC_UCTX_F_ATOMIC_WRITE;
-	if (VRNIC_DEVICE_FLUSH_GLOBAL &&
-	    (dev->attrs.dev_caps & VRNIC_DEV_CAP_FLUSH_GLOBAL))
-		resp.flags |= VRNIC_UCTX_F_FLUSH;
+	resp.flags |= vrnic_uctx_op_flags(dev);
 	resp.db_offset = VRNIC_IVSHMEM_DOORBELL;
 	resp.db_peer = dev->db_peer;
 	resp.max_inline_data = dev->attrs.max_inline_data;

@@ -591,6 +591,29 @@ static bool ask(uint32_t op, struct ctl *c, char *why, size_t n)
 	return ask_key(op, c, why, n, &key);
 }
 
+/* This kernel's release, for skip reasons. */
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "?" : u.release;
+}
+
+/* A case that does not run here: "ok N NAME # SKIP reason". */
+static void skip_case(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void skip_case(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d %s # SKIP ", ++tests, name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	skipped++;
+}
+
 static void result(bool ok, const char *why, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void result(bool ok, const char *why, const char *fmt, ...)
@@ -780,14 +803,11 @@ static void rc_atomic_write(void)
 	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(R.qp);
 	struct ibv_wc wc = { 0 };
 	char why[256] = "";
-	struct utsname u;
 	bool ok;
 
 	if (!(R.caps & R.peer.caps & CAP_ATOMIC_WRITE)) {
-		printf("ok %d RC ATOMIC_WRITE # SKIP the %s's device does not announce it (Linux %s)\n",
-		       ++tests, R.caps & CAP_ATOMIC_WRITE ? "server" : "client",
-		       uname(&u) ? "?" : u.release);
-		skipped++;
+		skip_case("RC ATOMIC_WRITE", "the %s's device does not announce it (Linux %s)",
+			  R.caps & CAP_ATOMIC_WRITE ? "server" : "client", kernel_release());
 		return;
 	}
 	/* The server fills its target with pattern(id, 1). */
@@ -842,20 +862,16 @@ static void rc_flush(void)
 				  .opcode = IBV_WR_RDMA_WRITE }, *bad;
 	struct ibv_wc wc = { 0 };
 	char why[256] = "";
-	struct utsname u;
 	bool ok;
 
 	if (!(R.caps & R.peer.caps & CAP_FLUSH)) {
-		printf("ok %d RC FLUSH # SKIP the %s lacks it (Linux %s, rdma-core %d here)\n",
-		       ++tests, R.caps & CAP_FLUSH ? "server" : "client",
-		       uname(&u) ? "?" : u.release, VRNIC_RDMA_CORE_MAJOR);
-		skipped++;
+		skip_case("RC FLUSH", "the %s lacks it (Linux %s, rdma-core %d here)",
+			  R.caps & CAP_FLUSH ? "server" : "client", kernel_release(),
+			  VRNIC_RDMA_CORE_MAJOR);
 		return;
 	}
 	if (is_rxe() || server_rxe) {
-		printf("ok %d RC FLUSH # SKIP not yet interoperable with rxe (Linux %s)\n", ++tests,
-		       uname(&u) ? "?" : u.release);
-		skipped++;
+		skip_case("RC FLUSH", "not yet interoperable with rxe (Linux %s)", kernel_release());
 		return;
 	}
 	for (int i = 0; i < 4096; i++)
@@ -985,13 +1001,10 @@ static void rc_window_errors(void)
 				wc.status = IBV_WC_GENERAL_ERR;
 		}
 		if (ok && server_rxe && (k == 0 || k == 3)) {
-			struct utsname u;	/* both guests run the same kernel */
-
+			/* both guests run the same kernel */
 			ask_key(CTL_MW_DROP, &c, why, sizeof(why), &server_status);
-			printf("ok %d %s # SKIP rxe (Linux %s) does not enforce this: status %s\n",
-			       ++tests, names[k], uname(&u) ? "?" : u.release,
-			       ibv_wc_status_str(wc.status));
-			skipped++;
+			skip_case(names[k], "rxe (Linux %s) does not enforce this: status %s",
+				  kernel_release(), ibv_wc_status_str(wc.status));
 			destroy_qp();
 			make_qp();
 			continue;
