@@ -420,7 +420,7 @@ bool QpTransport::window_open(const SendOp& op) const {
 
 // Responses owed to the other side go first: the responder works from
 // RTR on, whatever the send queue is doing.  They leave in PSN order: the
-// queued READ responses, atomic ACKs and ATOMIC WRITE answers, oldest
+// queued READ responses, atomic ACKs and ATOMIC WRITE and FLUSH answers, oldest
 // first, with the owed ACK or NAK among them where its PSN falls.
 bool QpTransport::respond_step(int* budget) {
   if (!accepts_requests()) {

@@ -13,8 +13,9 @@
 
 namespace vrnicd::roce {
 
-// Whether responses wait to go out: READ responses, atomic ACKs and ATOMIC
-// WRITE answers still queued in the responder's resources.
+// Whether responses wait to go out: READ responses, atomic ACKs and the
+// answers of ATOMIC WRITEs and FLUSHes still queued in the responder's
+// resources.
 bool QpTransport::responses_queued() const {
   return std::any_of(resources_.begin(), resources_.end(),
                      [](const Resource& r) { return r.pending; });
@@ -45,11 +46,15 @@ void QpTransport::send_response(const Packet& p) {
   }
 }
 
-void QpTransport::send_ack(uint8_t syndrome, uint32_t psn) {
+Packet QpTransport::ack_packet(uint8_t syndrome, uint32_t psn) const {
   Packet p = new_packet(kAcknowledge, psn);
   p.aeth_syndrome = syndrome;
   p.aeth_msn = msn_;
-  send_response(p);
+  return p;
+}
+
+void QpTransport::send_ack(uint8_t syndrome, uint32_t psn) {
+  send_response(ack_packet(syndrome, psn));
 }
 
 void QpTransport::send_nak(NakCode code, uint32_t psn) {
@@ -65,10 +70,7 @@ void QpTransport::responder_error(NakCode code, uint32_t psn, QpEvent event) {
   }
   if (cfg_.type == QpType::kRc) {
     // The QP stops here: the NAK goes now, ahead of any queued response.
-    Packet p = new_packet(kAcknowledge, psn);
-    p.aeth_syndrome = aeth_syndrome(kAethNak, code);
-    p.aeth_msn = msn_;
-    (void)env_.transmit(p, Payload{});
+    (void)env_.transmit(ack_packet(aeth_syndrome(kAethNak, code), psn), Payload{});
   }
   env_.event(event);
   enter_error();
@@ -213,7 +215,7 @@ bool QpTransport::send_atomic_ack(Resource& r, int* budget) {
 }
 
 // A resource's responses: an atomic's ACK, a READ's responses, or the
-// READ response of no bytes that answers an ATOMIC WRITE.
+// READ response of no bytes that answers an ATOMIC WRITE or a FLUSH.
 bool QpTransport::send_responses(Resource& r, int* budget) {
   if (r.atomic) {
     return send_atomic_ack(r, budget);
@@ -233,7 +235,7 @@ bool QpTransport::send_responses(Resource& r, int* budget) {
     Packet p = new_packet(o, psn_add(r.first_psn, k));
     p.aeth_syndrome = kAethAckNoCredits;
     p.aeth_msn = msn_;
-    Payload payload;  // none for an ATOMIC WRITE's answer
+    Payload payload;  // none for an ATOMIC WRITE's or a FLUSH's answer
     if (!r.empty) {
       payload.source = Payload::Source::kRemote;
       payload.rkey = r.rkey;

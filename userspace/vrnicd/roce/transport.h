@@ -533,6 +533,7 @@ class QpTransport {
   [[nodiscard]] bool from_peer(const Packet& pkt) const;
 
   [[nodiscard]] Packet new_packet(uint8_t op, uint32_t psn) const;
+  [[nodiscard]] Packet ack_packet(uint8_t syndrome, uint32_t psn) const;
 
   QpEnv& env_;
   QpConfig cfg_;
