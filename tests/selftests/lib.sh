@@ -170,6 +170,30 @@ no_kernel_warnings() {
 	ktap_check "$2: no kernel warnings" $? "$out"
 }
 
+# trace_events 1|0 EVENT...: turn kernel trace events (subsystem/name)
+# on, after clearing the trace buffer, or off: a test's record of what
+# the kernel did, for its diagnosis.  Task names are not recorded
+# (options/record-cmd): recording them hooks the scheduler's own
+# tracepoints, which patches __schedule's text while the other vCPU runs
+# it, and QEMU 7.2's multi-threaded TCG can leave that vCPU looping on a
+# stale int3 with interrupts off while the patching one waits for it for
+# ever (a soft lockup that never ends, seen on Linux 6.1 in make check).
+kernel_trace=/sys/kernel/tracing
+kernel_trace_mount() {
+	mountpoint -q $kernel_trace || mount -t tracefs none $kernel_trace
+}
+trace_events() {
+	local e on=$1
+	shift
+	kernel_trace_mount || return 0
+	echo 0 >$kernel_trace/options/record-cmd
+	[[ $on == 1 ]] && : >$kernel_trace/trace
+	for e in "$@"; do
+		[[ -e $kernel_trace/events/$e/enable ]] && echo "$on" >"$kernel_trace/events/$e/enable"
+	done
+	return 0
+}
+
 # LIO's targetcli asks the system bus for tcmu-runner's backstores and
 # cannot start without one; the guest has none until a test starts it.
 system_bus_pid=

@@ -83,7 +83,6 @@ nfsrdma_mount() {
 # the server, do svcrdma's receive completions and Sends: an RPC left
 # unanswered until the client's timeout shows as a quiet spell, and the
 # events around it say which side went quiet.
-nfsrdma_trace=/sys/kernel/tracing
 nfsrdma_trace_events=(rpcrdma/xprtrdma_op_connect rpcrdma/xprtrdma_connect
 	rpcrdma/xprtrdma_disconnect ib_cma/cm_event_handler
 	rpcrdma/xprtrdma_post_send rpcrdma/xprtrdma_wc_receive)
@@ -93,27 +92,17 @@ nfsrdma_trace_conn() { # 1 (clear, on) or 0 (off)
 	nfsrdma_trace_on "$1" "${nfsrdma_trace_events[@]}"
 }
 
-# nfsrdma_trace_on 1|0 EVENT...: enable (after clearing the buffer) or
-# disable the trace events.
+# nfsrdma_trace_on 1|0 EVENT...: trace_events, in a 4 MiB buffer.
 nfsrdma_trace_on() {
-	local e on=$1
-	shift
-	mountpoint -q $nfsrdma_trace || mount -t tracefs none $nfsrdma_trace || return 0
-	if [[ $on == 1 ]]; then
-		: >$nfsrdma_trace/trace
-		echo 4096 >$nfsrdma_trace/buffer_size_kb
-	fi
-	for e in "$@"; do
-		[[ -e $nfsrdma_trace/events/$e/enable ]] && echo "$on" >"$nfsrdma_trace/events/$e/enable"
-	done
-	return 0
+	[[ $1 == 1 ]] && kernel_trace_mount && echo 4096 >$kernel_trace/buffer_size_kb
+	trace_events "$@"
 }
 
 # nfsrdma_quiet_spell [SECONDS]: the longest time between two events in
 # the trace buffer; with SECONDS, the events around it too if it lasted
 # that long.
 nfsrdma_quiet_spell() {
-	grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | awk -v show="${1:-0}" '
+	grep -v '^#' $kernel_trace/trace 2>/dev/null | awk -v show="${1:-0}" '
 		{
 			t = -1
 			for (i = 1; i <= NF; i++)
@@ -179,7 +168,7 @@ nfsrdma_client_run() {
 	ktap_check "the second mount read $((${bytes:-0} >> 20)) MiB in ${reads:-0} READs over one RDMA connection" \
 		$? "xprt: $(awk '$1 == "xprt:"' <<<"$out") (rdma srcport bind_count connect_count ...)" \
 		"$(nfsrdma_quiet_spell 1)" \
-		"$(grep -v '^#' $nfsrdma_trace/trace 2>/dev/null | grep -Ev 'post_send|wc_receive|svcrdma' | tail -n 20)" \
+		"$(grep -v '^#' $kernel_trace/trace 2>/dev/null | grep -Ev 'post_send|wc_receive|svcrdma' | tail -n 20)" \
 		"$(head -n 12 <<<"$out")"
 	out=$(umount "$nfsrdma_mnt" 2>&1)
 	ktap_check "umount" $? "$out"

@@ -104,18 +104,10 @@ nvmeof_link_pull_results=4
 # and are dropped, and no connection is ever made again.  A host whose
 # error recovery sends a DREQ while its link is down hits it; one that
 # sends none does not.  The two trace events below tell the cases apart.
-nvmeof_trace=/sys/kernel/tracing
 nvmeof_trace_events=(ib_cma/icm_mad_send_err ib_mad/ib_mad_recv_done_handler
 	ib_mad/ib_mad_send_done_handler)
 
-nvmeof_trace_mads() {
-	local e
-	mountpoint -q $nvmeof_trace || mount -t tracefs none $nvmeof_trace || return
-	: >$nvmeof_trace/trace
-	for e in "${nvmeof_trace_events[@]}"; do
-		echo "$1" >"$nvmeof_trace/events/$e/enable"
-	done
-}
+nvmeof_trace_mads() { trace_events "$1" "${nvmeof_trace_events[@]}"; }
 
 # Linux 7.3's rxe goes deaf the same way, but the failed send does not
 # reach ib_mad as one: rxe counts it (send_err) and the completion is lost.
@@ -132,7 +124,7 @@ nvmeof_rxe_counter() {
 nvmeof_rxe_link_down() { nvmeof_send_err0=$(nvmeof_rxe_counter send_err); }
 
 nvmeof_rxe_link_up() {
-	echo "vrnic: link up" >$nvmeof_trace/trace_marker
+	echo "vrnic: link up" >$kernel_trace/trace_marker
 	nvmeof_rcvd_up=$(nvmeof_rxe_counter rcvd_pkts)
 }
 
@@ -140,10 +132,10 @@ nvmeof_rxe_link_up() {
 # and succeed; status 1 when it did not.
 nvmeof_rxe_gsi_deaf() {
 	local err t sends recvs rcvd send_err
-	if err=$(grep -m 1 'icm_mad_send_err.*status=LOC_QP_OP_ERR' $nvmeof_trace/trace); then
+	if err=$(grep -m 1 'icm_mad_send_err.*status=LOC_QP_OP_ERR' $kernel_trace/trace); then
 		t=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { print $i + 0; exit }}' <<<"$err")
 		if awk -v t="$t" '/ib_mad_recv_done_handler/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/ && $i + 0 > t) n++}
-			END {exit n > 0}' $nvmeof_trace/trace; then
+			END {exit n > 0}' $kernel_trace/trace; then
 			echo "a MAD send failed at ${t}s (${err##*icm_mad_send_err: }) and no MAD was received after it"
 			return 0
 		fi
@@ -151,7 +143,7 @@ nvmeof_rxe_gsi_deaf() {
 	send_err=$(nvmeof_rxe_counter send_err)
 	rcvd=$(nvmeof_rxe_counter rcvd_pkts)
 	read -r sends recvs < <(awk '/vrnic: link up/ {up = 1} up && /ib_mad_send_done_handler/ {s++}
-		up && /ib_mad_recv_done_handler/ {r++} END {print s + 0, r + 0}' $nvmeof_trace/trace)
+		up && /ib_mad_recv_done_handler/ {r++} END {print s + 0, r + 0}' $kernel_trace/trace)
 	((${send_err:-0} > ${nvmeof_send_err0:-0} && sends > 0 && recvs == 0 &&
 		${rcvd:-0} > ${nvmeof_rcvd_up:-0})) || return 1
 	echo "rxe0 failed $((send_err - nvmeof_send_err0)) send(s) on the down link; since it came back, ib_mad sent $sends MAD(s) and received none, while $((rcvd - nvmeof_rcvd_up)) packet(s) reached rxe0"
@@ -254,7 +246,7 @@ nvmeof_link_pull() {
 		[[ $state == live ]]
 		ktap_check "link pull: controller $state, $reconnects reconnect(s)" $? \
 			"$(dmesg_since "$mark" | grep nvme | tail -n 20)" \
-			"$([[ $VRNIC_ROLE == rxe ]] && grep -E 'icm_mad_send_err' $nvmeof_trace/trace | head -n 5)"
+			"$([[ $VRNIC_ROLE == rxe ]] && grep -E 'icm_mad_send_err' $kernel_trace/trace | head -n 5)"
 		nvmeof_disconnect "link pull: nvme disconnect"
 	fi
 	rm -f "$out"
