@@ -7,7 +7,7 @@
 #
 # What they read of vm-run: here, vms, run, sockdir, shm_prefix, timeout,
 # rams, consoles, pids_qemu, pids_tail, pids_vrnicd, killed; they set
-# timed_out and rc.  vm-run runs under set -e: every function here
+# timed_out, wedged and rc.  vm-run runs under set -e: every function here
 # returns 0, and a command that may fail (a kill of what is gone, a
 # diagnosis of a dead guest) has its || true.
 # shellcheck disable=SC2154 # those are vm-run's
@@ -19,13 +19,31 @@ nic_queues() { # i
 		sed "s/^/vm-run:   vm$1 NIC /" || true
 }
 
+# A soft lockup that has lasted this long does not end: under TCG, a
+# vCPU spinning with interrupts off (QEMU 7.2 running a stale int3 of a
+# text patch) leaves the other waiting for it for good, and no test's
+# time limit can end a task stuck in the kernel.  The run stops there,
+# rather than at the boot's limit, the sum of its tests' (hours).
+wedge_limit=${VRNIC_WEDGE_LIMIT:-120}
+
+# guest_wedged I: succeeds, printing how long, when guest I's console
+# shows a CPU stuck for wedge_limit seconds or more.
+guest_wedged() { # i
+	local s
+	s=$(grep -aoE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s' "${consoles[$1]:-/dev/null}" 2>/dev/null |
+		sed -E 's/.* ([0-9]+)s$/\1/' | sort -n | tail -n 1) || s=
+	[[ -n $s ]] && ((s >= wedge_limit)) && echo "$s"
+}
+
 # Wait for every guest to power off, or the deadline, serving the guests'
 # requests meanwhile.  A guest whose NIC stops sending (the kernel's NETDEV
-# WATCHDOG) gets its queues shown.
+# WATCHDOG) gets its queues shown; one whose kernel is wedged (above) ends
+# the wait.
 watch_guests() {
-	local start=$SECONDS polls=0 alive p req i
+	local start=$SECONDS polls=0 alive p req i s
 	local -a stalled=() ready=()
 	timed_out=
+	wedged=
 	while :; do
 		alive=
 		for p in "${pids_qemu[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
@@ -46,6 +64,13 @@ watch_guests() {
 				echo "vm-run: guest $i: its NIC stopped sending (NETDEV WATCHDOG); its virtqueues:" >&2
 				nic_queues "$i" >&2
 			done
+			for ((i = 0; i < vms; i++)); do
+				s=$(guest_wedged "$i") || continue
+				wedged="a CPU stuck in its kernel for ${s}s (soft lockup)"
+				echo "vm-run: guest $i: $wedged; it will not recover: stopping the run" >&2
+				timed_out=1
+			done
+			if [[ -n $wedged ]]; then break; fi
 		fi
 		if ((timeout > 0 && SECONDS - start >= timeout)); then
 			timed_out=1
@@ -67,7 +92,7 @@ kernel_trouble='^\[ *[0-9]+\.[0-9]+\] (------------\[ cut here \]|WARNING: |BUG:
 report_hang() { # i
 	local i=$1 last
 	last=$(grep -ao 'selftests: [^ ]*: [^ ]*' "${consoles[$i]:-/dev/null}" | tail -n 1) || last=
-	echo "vm-run: guest $i hung: no result after ${timeout}s (TIMEOUT)${last:+, in ${last##*: }}; the last of its console:" >&2
+	echo "vm-run: guest $i hung: ${wedged:-no result after ${timeout}s} (TIMEOUT)${last:+, in ${last##*: }}; the last of its console:" >&2
 	tail -n 25 "${consoles[$i]:-/dev/null}" | sed 's/^/vm-run:   /' >&2
 	if [[ -f $run/vrnicd-$i.log ]]; then
 		tail -n 5 "$run/vrnicd-$i.log" | sed "s/^/vm-run:   vrnicd $i: /" >&2 || true
