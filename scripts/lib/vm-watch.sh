@@ -35,10 +35,16 @@ guest_wedged() { # i
 	[[ -n $s ]] && ((s >= wedge_limit)) && echo "$s"
 }
 
+# A guest boots to its command in 10 to 30 s under TCG (the debug kernel
+# in a few times that).  One that has not in boot_limit seconds froze on
+# the way (seen once in make check: QEMU 7.2, two vCPUs, the console
+# silent after SMP bring-up), and the run stops there too.
+boot_limit=${VRNIC_BOOT_LIMIT:-300}
+
 # Wait for every guest to power off, or the deadline, serving the guests'
 # requests meanwhile.  A guest whose NIC stops sending (the kernel's NETDEV
-# WATCHDOG) gets its queues shown; one whose kernel is wedged (above) ends
-# the wait.
+# WATCHDOG) gets its queues shown; one whose kernel is wedged (above), or
+# that has not booted in boot_limit seconds, ends the wait.
 watch_guests() {
 	local start=$SECONDS polls=0 alive p req i s
 	local -a stalled=() ready=()
@@ -65,8 +71,13 @@ watch_guests() {
 				nic_queues "$i" >&2
 			done
 			for ((i = 0; i < vms; i++)); do
-				s=$(guest_wedged "$i") || continue
-				wedged="a CPU stuck in its kernel for ${s}s (soft lockup)"
+				if s=$(guest_wedged "$i"); then
+					wedged="a CPU stuck in its kernel for ${s}s (soft lockup)"
+				elif [[ -z ${ready[i]:-} ]] && ((SECONDS - start >= boot_limit)); then
+					wedged="not booted after ${boot_limit}s"
+				else
+					continue
+				fi
 				echo "vm-run: guest $i: $wedged; it will not recover: stopping the run" >&2
 				timed_out=1
 			done

@@ -4,8 +4,9 @@
 # Host test (ctest) of vm-run's watch over its guests (scripts/lib/vm-watch.sh)
 # without a guest: a sleeping process stands in for QEMU, a file for its
 # console.  A guest whose kernel reports a CPU stuck past the limit ends
-# the wait at once, as a hang that says why; a shorter lockup, or none,
-# leaves the wait to the deadline.
+# the wait at once, as a hang that says why, and so does one that has not
+# booted in the boot limit; a shorter lockup, or none, leaves the wait to
+# the deadline.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/selftests/lib.sh
@@ -17,7 +18,7 @@ source "$repo/scripts/lib/vm-qemu.sh"
 # shellcheck source=scripts/lib/vm-watch.sh
 source "$repo/scripts/lib/vm-watch.sh"
 
-ktap_plan 8
+ktap_plan 10
 tmp=$(mktemp -d)
 sleep 300 &
 stand_in=$!
@@ -81,6 +82,29 @@ wedge_limit=40
 out=$(guest_wedged 0)
 [[ $? == 0 && $out == 48 ]]
 ktap_check "with a limit of 40s, 48s is wedged" $? "got: $out"
+
+# A guest that has not booted (no ready file) in the boot limit ends it.
+: >"${consoles[0]}"
+wedge_limit=120
+boot_limit=3
+timeout=600
+start=$SECONDS
+watch_guests 2>"$tmp/watch.err"
+took=$((SECONDS - start))
+[[ $timed_out == 1 && $wedged == "not booted after 3s" ]] && ((took < 30))
+ktap_check "a guest not booted in the boot limit ends the wait (${took}s of 600)" $? \
+	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
+
+# One that has booted does not.
+: >"$run/ready-0"
+timeout=8
+start=$SECONDS
+watch_guests 2>"$tmp/watch.err"
+took=$((SECONDS - start))
+[[ $timed_out == 1 && -z $wedged ]] && ((took >= 8))
+ktap_check "a booted guest waits for the deadline (${took}s of 8)" $? \
+	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
+boot_limit=300
 
 # Once the guest is gone, the wait ends with no verdict of its own.
 kill -KILL "$stand_in" 2>/dev/null
