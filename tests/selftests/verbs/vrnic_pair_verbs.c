@@ -870,8 +870,15 @@ static void rc_flush(void)
 			  VRNIC_RDMA_CORE_MAJOR);
 		return;
 	}
+	/*
+	 * rxe's opcode table gives RC_FLUSH no payload offset, so rxe computes
+	 * a FLUSH request's ICRC over its headers twice: each side drops the
+	 * other's FLUSH as corrupt (seen in a capture: rxe's ICRC matches that
+	 * sum, vrnic's the standard one).
+	 */
 	if (is_rxe() || server_rxe) {
-		skip_case("RC FLUSH", "not yet interoperable with rxe (Linux %s)", kernel_release());
+		skip_case("RC FLUSH", "rxe (Linux %s) sums a FLUSH's ICRC over its headers twice",
+			  kernel_release());
 		return;
 	}
 	for (int i = 0; i < 4096; i++)
