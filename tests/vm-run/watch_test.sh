@@ -42,6 +42,15 @@ lockup() {
 	echo "[  412.569853] watchdog: BUG: soft lockup - CPU#1 stuck for ${1}s! [vrnic_nfsrdma.s:1447]"
 }
 
+# watch DEADLINE: watch_guests with that timeout, its messages in
+# watch.err and how long it took in took.
+watch() {
+	local start=$SECONDS
+	timeout=$1
+	watch_guests 2>"$tmp/watch.err"
+	took=$((SECONDS - start))
+}
+
 { lockup 44; lockup 71; lockup 104; } >"${consoles[0]}"
 out=$(guest_wedged 0)
 ktap_check "a lockup of 104s is not yet a wedged guest" $((!$?)) "got: $out"
@@ -52,10 +61,7 @@ out=$(guest_wedged 0)
 ktap_check "one of 130s is (the longest reported: $out)" $? "got: $out"
 
 # The wait ends within a few polls, long before the deadline.
-timeout=600
-start=$SECONDS
-watch_guests 2>"$tmp/watch.err"
-took=$((SECONDS - start))
+watch 600
 [[ $timed_out == 1 && $wedged == *"stuck in its kernel for 130s"* ]] && ((took < 60))
 ktap_check "watch_guests stops at a wedged guest (${took}s of 600)" $? \
 	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
@@ -69,10 +75,7 @@ ktap_check "the verdict is a hang that says why (rc $rc)" $? "$(cat "$tmp/verdic
 
 # A lockup under the limit leaves the wait to its deadline.
 { lockup 22; lockup 48; } >"${consoles[0]}"
-timeout=7
-start=$SECONDS
-watch_guests 2>"$tmp/watch.err"
-took=$((SECONDS - start))
+watch 7
 [[ $timed_out == 1 && -z $wedged ]] && ((took >= 7))
 ktap_check "a lockup of 48s waits for the deadline (${took}s of 7)" $? \
 	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
@@ -87,20 +90,14 @@ ktap_check "with a limit of 40s, 48s is wedged" $? "got: $out"
 : >"${consoles[0]}"
 wedge_limit=120
 boot_limit=3
-timeout=600
-start=$SECONDS
-watch_guests 2>"$tmp/watch.err"
-took=$((SECONDS - start))
+watch 600
 [[ $timed_out == 1 && $wedged == "not booted after 3s" ]] && ((took < 30))
 ktap_check "a guest not booted in the boot limit ends the wait (${took}s of 600)" $? \
 	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
 
 # One that has booted does not.
 : >"$run/ready-0"
-timeout=8
-start=$SECONDS
-watch_guests 2>"$tmp/watch.err"
-took=$((SECONDS - start))
+watch 8
 [[ $timed_out == 1 && -z $wedged ]] && ((took >= 8))
 ktap_check "a booted guest waits for the deadline (${took}s of 8)" $? \
 	"timed_out=$timed_out wedged=$wedged" "$(cat "$tmp/watch.err")"
@@ -110,10 +107,7 @@ boot_limit=300
 kill -KILL "$stand_in" 2>/dev/null
 wait "$stand_in" 2>/dev/null
 : >"${consoles[0]}"
-timeout=600
-start=$SECONDS
-watch_guests 2>"$tmp/watch.err"
-took=$((SECONDS - start))
+watch 600
 [[ -z $timed_out && -z $wedged ]] && ((took < 10))
 ktap_check "a guest that is gone ends the wait (${took}s)" $? "timed_out=$timed_out wedged=$wedged"
 ktap_finish
