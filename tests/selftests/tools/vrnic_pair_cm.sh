@@ -49,6 +49,10 @@ for server in "${servers[@]}"; do
 		IFS='|' read -r name scmd ccmd want <<<"$c"
 		pair_run "cm-$server-$i" "$server" 120 "$scmd" "$ccmd"
 		rc=$?
+		if [[ $name == rping* ]] && rping_teardown_race "$rc" "$pair_out"; then
+			ktap_diag "rping exited 255 in its own teardown race, after the run (rping_teardown_race): counted as 0"
+			rc=0
+		fi
 		if [[ $pair_role == server ]]; then
 			# Servers that serve one client and exit must succeed;
 			# rping -s, ucmatose and udaddy do.
@@ -58,8 +62,11 @@ for server in "${servers[@]}"; do
 		else
 			ok=1
 			[[ $rc == 0 ]] && grep -Eq -- "$want" "$pair_out" && ok=0
+			# rping's stdout is buffered and its stderr is not: an
+			# error line sits above a hundred lines of ping data.
 			ktap_check "$name, server vm$server (client): $(grep -E -m1 -- "$want" "$pair_out")" "$ok" \
-				"exit $rc: $(tail -n 6 "$pair_out")" "$(port_counters)"
+				"exit $rc: $(grep -Ev '^(server )?ping data: ' "$pair_out" | tail -n 8)" \
+				"last line: $(tail -n 1 "$pair_out")" "$(port_counters)"
 		fi
 	done
 done
