@@ -104,6 +104,30 @@ struct vrnic_create_srq_resp {
 VRNIC_ASSERT_SIZE(struct vrnic_create_srq_resp, 24);
 
 /*
+ * modify_srq has no response in uverbs.  With IB_SRQ_MAX_WR the kernel
+ * writes struct vrnic_resize_srq_resp at resp_addr, in the caller's
+ * memory (as rxe passes its resized SRQ's mmap information): the new
+ * ring's queue buffer, and pi, the producer index the moved WQEs left.
+ */
+struct vrnic_modify_srq_req {
+	__aligned_u64 resp_addr;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_modify_srq_req, 8);
+
+struct vrnic_resize_srq_resp {
+	__aligned_u64 qbuf_key;
+	__u32 qbuf_size;
+	__u32 ring_offset;
+	__u8 log_depth;
+	__u8 log_stride;
+	__u16 rsvd0;
+	__u32 pi;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_resize_srq_resp, 24);
+
+/*
  * create_ah: the address vector the kernel resolved (destination MAC
  * included), which libvrnic puts in every UD send WQE.  The core response
  * is 4 bytes, so no 64-bit fields.

@@ -688,6 +688,28 @@ struct vrnic_aq_modify_srq {
 	__le32 rsvd[12];
 };
 
+/*
+ * RESIZE_SRQ: move the SRQ to a new queue buffer, laid out as CREATE_SRQ's
+ * with 2^log_depth WQEs of the SRQ's stride starting at ring_page.  The
+ * device copies the WQEs posted and not yet taken (from its consumer index
+ * to the old record's pi) to the new ring from index 0, in order, writes
+ * the new record's pi (their count) and ci (0), and takes WQEs from there.
+ * BAD_PARAM if they do not fit, if log_depth is below the armed limit or
+ * above max_srq_wr, or if the old record's pi is more than a ring ahead of
+ * the consumer: the SRQ goes on in its old ring.  Result: the number of
+ * WQEs moved, the new ring's producer index.  Announced by
+ * VRNIC_DEV_CAP_SRQ_RESIZE.
+ */
+struct vrnic_aq_resize_srq {
+	struct vrnic_aq_hdr hdr;
+	struct vrnic_qbuf_desc buf;
+	__le32 srqn;
+	__u8 log_depth;
+	__u8 rsvd0;
+	__le16 ring_page;
+	__le32 rsvd[8];
+};
+
 /* QUERY_SRQ: result is the armed limit (0: not armed). */
 struct vrnic_aq_query_srq {
 	struct vrnic_aq_hdr hdr;
@@ -768,6 +790,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_modify_srq modify_srq;
 	struct vrnic_aq_query_srq query_srq;
 	struct vrnic_aq_destroy_srq destroy_srq;
+	struct vrnic_aq_resize_srq resize_srq;
 	struct vrnic_aq_query_stats query_stats;
 	struct vrnic_aq_mcast mcast;
 	struct vrnic_aq_counter counter;
@@ -800,6 +823,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_create_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_modify_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_destroy_srq, VRNIC_AQ_CMD_SIZE);
+VRNIC_ASSERT_SIZE(struct vrnic_aq_resize_srq, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_query_stats, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_mcast, VRNIC_AQ_CMD_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_aq_counter, VRNIC_AQ_CMD_SIZE);
@@ -825,7 +849,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_UD		VRNIC_BIT(2)
 #define VRNIC_DEV_CAP_SRQ		VRNIC_BIT(3)
 #define VRNIC_DEV_CAP_ATOMIC		VRNIC_BIT(4)
-/* MODIFY_SRQ could change max_wr; no device of this interface sets it */
+/* RESIZE_SRQ: an SRQ moves to a ring of another depth */
 #define VRNIC_DEV_CAP_SRQ_RESIZE	VRNIC_BIT(5)
 #define VRNIC_DEV_CAP_RC_RNR_NAK_GEN	VRNIC_BIT(6)
 /* ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND_WITH_INV */

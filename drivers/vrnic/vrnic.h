@@ -373,6 +373,8 @@ int vrnic_cmd_query_counter(struct vrnic_dev *dev, u32 id, struct vrnic_stats *s
 int vrnic_cmd_create_srq(struct vrnic_dev *dev, const struct vrnic_qbuf *qb, u32 pdn,
 			 u8 log_depth, u8 log_stride, u32 limit, u32 *srqn);
 int vrnic_cmd_modify_srq(struct vrnic_dev *dev, u32 srqn, u32 limit);
+int vrnic_cmd_resize_srq(struct vrnic_dev *dev, u32 srqn, const struct vrnic_qbuf *qb,
+			 u8 log_depth, u32 *moved);
 int vrnic_cmd_query_srq(struct vrnic_dev *dev, u32 srqn, u32 *limit);
 int vrnic_cmd_destroy_srq(struct vrnic_dev *dev, u32 srqn);
 int vrnic_cmd_query_stats(struct vrnic_dev *dev, struct vrnic_stats *stats);

@@ -534,6 +534,24 @@ int vrnic_cmd_modify_srq(struct vrnic_dev *dev, u32 srqn, u32 limit)
 	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);
 }
 
+int vrnic_cmd_resize_srq(struct vrnic_dev *dev, u32 srqn, const struct vrnic_qbuf *qb,
+			 u8 log_depth, u32 *moved)
+{
+	struct vrnic_aq_cqe cqe;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_RESIZE_SRQ, 0);
+	vrnic_cmd_qbuf(&cmd.resize_srq.buf, qb);
+	cmd.resize_srq.srqn = cpu_to_le32(srqn);
+	cmd.resize_srq.log_depth = log_depth;
+	cmd.resize_srq.ring_page = cpu_to_le16(1);
+	err = vrnic_cmdq_exec(&dev->cmdq, &cmd, &cqe);
+	if (!err)
+		*moved = lower_32_bits(le64_to_cpu(cqe.result));
+	return err;
+}
+
 int vrnic_cmd_query_srq(struct vrnic_dev *dev, u32 srqn, u32 *limit)
 {
 	struct vrnic_aq_cqe cqe;

@@ -613,6 +613,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_destroy;
 	srq->max_wr = 1U << log_depth;
 	srq->max_sge = vrnic_rq_sges(log_stride, dev->attrs.max_srq_sge);
+	srq->log_stride = log_stride;
 	attr->max_wr = srq->max_wr;
 	attr->max_sge = srq->max_sge;
 	if (!udata) {
@@ -626,6 +627,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = vrnic_srq_to_user(srq, udata, npages, log_depth, log_stride);
 	if (err)
 		goto err_erase;
+	mutex_init(&srq->resize_lock);
 	return 0;
 
 err_erase:
@@ -637,19 +639,131 @@ err_free:
 	return err;
 }
 
+/*
+ * A user SRQ moves to a ring of max_wr WQEs: the device copies the WQEs
+ * posted and not taken to the new ring, which libvrnic maps in place of
+ * the old one.  libvrnic holds its SRQ lock across this, so nobody posts
+ * to the old ring meanwhile.  uverbs' modify_srq has no response, so the
+ * new ring's key goes to the address libvrnic gave (rxe does the same).
+ * The device refuses a depth below the WQEs posted, or below the limit
+ * armed in it (a limit set in the same call is armed after the resize).
+ */
+static int vrnic_resize_srq_req(struct vrnic_srq *srq, u32 max_wr, bool new_limit,
+				struct ib_udata *udata,
+				struct vrnic_modify_srq_req *req)
+{
+	u32 limit;
+	int err;
+
+	if (udata->inlen < sizeof(*req))
+		return -EOPNOTSUPP;	/* a libvrnic that cannot follow */
+	/* Not below the armed limit, as rxe says, unless it is replaced. */
+	if (!new_limit) {
+		err = vrnic_cmd_query_srq(to_vdev(srq->ibsrq.device), srq->srqn,
+					  &limit);
+		if (err)
+			return err;
+		if (limit > max_wr)
+			return -EINVAL;
+	}
+	err = ib_copy_from_udata(req, udata, sizeof(*req));
+	if (err)
+		return err;
+	if (udata->inlen > sizeof(*req) &&
+	    !ib_is_udata_cleared(udata, sizeof(*req), udata->inlen - sizeof(*req)))
+		return -EINVAL;
+	return 0;
+}
+
+static int vrnic_resize_srq_locked(struct vrnic_srq *srq, u32 max_wr,
+				   bool new_limit, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(srq->ibsrq.device);
+	struct vrnic_resize_srq_resp resp = {};
+	struct rdma_user_mmap_entry *entry;
+	struct vrnic_modify_srq_req req;
+	struct vrnic_qbuf qb;
+	u8 log_depth, log_stride;
+	u32 npages, moved = 0;
+	u64 key = 0;
+	int err;
+
+	err = vrnic_resize_srq_req(srq, max_wr, new_limit, udata, &req);
+	if (err)
+		return err;
+	err = vrnic_rq_geometry(max_wr, srq->max_sge, dev->attrs.max_srq_wr,
+				dev->attrs.max_srq_sge, &log_depth, &log_stride);
+	if (err)
+		return err;
+	if (log_stride != srq->log_stride)
+		return -EINVAL;
+	npages = 1 + vrnic_ring_pages(log_depth, log_stride);
+	if (npages > VRNIC_QBUF_MAX_PAGES)
+		return -EINVAL;
+	err = vrnic_qbuf_alloc(dev, &qb, npages);
+	if (err)
+		return err;
+	entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qb, &key);
+	if (!entry) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = vrnic_cmd_resize_srq(dev, srq->srqn, &qb, log_depth, &moved);
+	if (err)
+		goto err_remove;
+
+	/* The device moved to the new ring: the old one is back. */
+	rdma_user_mmap_entry_remove(srq->mmap_entry);
+	vrnic_qbuf_free(dev, &srq->qb);
+	srq->qb = qb;
+	srq->mmap_entry = entry;
+	srq->max_wr = 1U << log_depth;
+	resp.qbuf_key = key;
+	resp.qbuf_size = npages << PAGE_SHIFT;
+	resp.ring_offset = PAGE_SIZE;
+	resp.log_depth = log_depth;
+	resp.log_stride = log_stride;
+	resp.pi = moved;
+	if (copy_to_user(u64_to_user_ptr(req.resp_addr), &resp, sizeof(resp)))
+		return -EFAULT;
+	return 0;
+
+err_remove:
+	rdma_user_mmap_entry_remove(entry);
+err_free:
+	vrnic_reclaim_qbuf(dev, &qb, vrnic_lend_failed(dev, err));
+	return err;
+}
+
 int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
+	struct vrnic_dev *dev = to_vdev(ibsrq->device);
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	int err;
 
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;	/* no resizing */
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR) {
+		/* A kernel SRQ keeps its ring, as on mlx5. */
+		if (!(dev->attrs.dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE) || !udata)
+			return -EOPNOTSUPP;
+		if (!attr->max_wr || attr->max_wr > dev->attrs.max_srq_wr ||
+		    ((mask & IB_SRQ_LIMIT) && attr->srq_limit > attr->max_wr))
+			return -EINVAL;
+		mutex_lock(&srq->resize_lock);
+		err = vrnic_resize_srq_locked(srq, attr->max_wr,
+					      mask & IB_SRQ_LIMIT, udata);
+		mutex_unlock(&srq->resize_lock);
+		if (err)
+			return err;
+		attr->max_wr = srq->max_wr;
+	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
 	if (attr->srq_limit > srq->max_wr)
 		return -EINVAL;
-	return vrnic_cmd_modify_srq(to_vdev(ibsrq->device), srq->srqn,
-				    attr->srq_limit);
+	return vrnic_cmd_modify_srq(dev, srq->srqn, attr->srq_limit);
 }
 
 int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -682,7 +796,10 @@ int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
 	mutex_unlock(&dev->obj_xa_lock);
 	vrnic_eq_sync(dev, 0);
-	rdma_user_mmap_entry_remove(srq->mmap_entry);
+	if (srq->mmap_entry) {
+		rdma_user_mmap_entry_remove(srq->mmap_entry);
+		mutex_destroy(&srq->resize_lock);
+	}
 	vrnic_reclaim_qbuf(dev, &srq->qb, err);
 	return 0;
 }

@@ -95,8 +95,10 @@ struct vrnic_srq {
 	u32 srqn;
 	u32 max_wr;
 	u32 max_sge;
+	u8 log_stride;
 	struct vrnic_qbuf qb;
 	struct rdma_user_mmap_entry *mmap_entry;	/* user SRQs */
+	struct mutex resize_lock;		/* user SRQs: one resize at a time */
 	spinlock_t lock;			/* kernel SRQs: ring */
 	struct vrnic_kring ring;
 };

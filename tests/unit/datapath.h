@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -263,6 +264,40 @@ class DataPath {
     srq->ring = buf + kPage;
     srq->pi = 0;
     return exec_result(c, &srq->srqn);
+  }
+
+  // RESIZE_SRQ of srq to a new ring of 2^log_depth in new memory; raw
+  // filled in last, for a test's own fields.  Its status, the WQEs moved in
+  // *moved; on success srq describes the new ring, producing from there.
+  int resize_srq(Srq* srq, uint32_t log_depth, uint32_t* moved,
+                 const std::function<void(vrnic_aq_cmd&)>& raw = {}) {
+    const uint32_t npages = 1 + ring_pages(log_depth, srq->log_stride);
+    const uint64_t buf = alloc(npages * kPage);
+    auto c = make_cmd(VRNIC_AQ_OP_RESIZE_SRQ);
+    c.resize_srq.buf.pbl_addr = pbl(buf, npages);
+    c.resize_srq.buf.npages = npages;
+    c.resize_srq.srqn = srq->srqn;
+    c.resize_srq.log_depth = static_cast<uint8_t>(log_depth);
+    c.resize_srq.ring_page = 1;
+    if (raw) {
+      raw(c);
+    }
+    const int st = exec_result(c, moved);
+    if (st == VRNIC_AQ_STATUS_OK) {
+      srq->dbrec = buf;
+      srq->ring = buf + kPage;
+      srq->log_depth = log_depth;
+      srq->pi = *moved;
+    }
+    return st;
+  }
+
+  // MODIFY_SRQ arming the limit event at limit.
+  int arm_srq_limit(const Srq& srq, uint32_t limit) {
+    auto c = make_cmd(VRNIC_AQ_OP_MODIFY_SRQ, VRNIC_AQ_MODIFY_SRQ_F_LIMIT);
+    c.modify_srq.srqn = srq.srqn;
+    c.modify_srq.limit = limit;
+    return drv_.exec_status(c);
   }
 
   void post_srq_recv(Srq& srq, uint64_t wr_id, std::span<const vrnic_sge> sges) {

@@ -1552,6 +1552,111 @@ TEST_F(DataPathTest, SrqReceivesUseTheSrqsPd) {
   EXPECT_EQ(status_of(got[1]), VRNIC_CQE_LOC_PROT_ERR);
 }
 
+// RESIZE_SRQ moves the WQEs posted and not taken, in order, to the new
+// ring; the driver produces on from the count it returns, and the QP
+// receives the old WQEs first, then the new ones.
+TEST_F(DataPathTest, SrqResizeMovesPostedWqesInOrder) {
+  DataPath::Srq srq;
+  srq.log_depth = 2;
+  ASSERT_EQ(dp_.create_srq(pd_, &srq), VRNIC_AQ_STATUS_OK);
+  a_ = {};
+  b_ = {};
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  const auto into = [&](uint64_t n) { return vrnic_sge{buf_b_ + n * 512, 512, key_b_}; };
+  for (uint64_t id = 1; id <= 4; ++id) {
+    const vrnic_sge s = into(id);
+    dp_.post_srq_recv(srq, id, std::span(&s, 1));
+  }
+  auto send = [&](uint64_t id) {
+    std::memset(dp_.ram(buf_a_), static_cast<int>(id), 100);
+    const vrnic_sge from{buf_a_, 100, key_a_};
+    dp_.post_send(a_, sqe(VRNIC_WQE_SEND, 100 + id), std::span(&from, 1));
+    dp_.run();
+  };
+  send(1);  // takes WQE 1; 2, 3 and 4 move
+  const uint64_t old_dbrec = srq.dbrec;
+  uint32_t moved = 0;
+  ASSERT_EQ(dp_.resize_srq(&srq, 4, &moved), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(moved, 3U);
+  EXPECT_EQ(vrnic::load_acquire32(dp_.ram(srq.dbrec + offsetof(vrnic_srq_dbrec, pi))), 3U);
+  EXPECT_EQ(vrnic::load_acquire32(dp_.ram(srq.dbrec + offsetof(vrnic_srq_dbrec, ci))), 0U);
+  // More than the old ring held: four more WQEs fit beside the three.
+  for (uint64_t id = 5; id <= 8; ++id) {
+    const vrnic_sge s = into(id);
+    dp_.post_srq_recv(srq, id, std::span(&s, 1));
+  }
+  // The old ring is the driver's again: what it writes there is not read.
+  std::memset(dp_.ram(old_dbrec), 0xff, 4096);
+  for (uint64_t id = 2; id <= 8; ++id) {
+    send(id);
+  }
+  const auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 8U);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].wr_id, i + 1);
+    EXPECT_EQ(status_of(got[i]), VRNIC_CQE_SUCCESS);
+    EXPECT_EQ(*dp_.ram(buf_b_ + (i + 1) * 512), static_cast<std::byte>(i + 1)) << i;
+  }
+}
+
+// A depth below the WQEs posted, below the armed limit or above
+// max_srq_wr, a producer more than a ring ahead, reserved bits and an
+// unknown SRQ are refused, and the SRQ goes on in its old ring.
+TEST_F(DataPathTest, SrqResizeRefusesWhatDoesNotFit) {
+  DataPath::Srq srq;
+  srq.log_depth = 3;
+  ASSERT_EQ(dp_.create_srq(pd_, &srq), VRNIC_AQ_STATUS_OK);
+  a_ = {};
+  b_ = {};
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  for (uint64_t id = 1; id <= 5; ++id) {
+    const vrnic_sge s{buf_b_ + id * 512, 512, key_b_};
+    dp_.post_srq_recv(srq, id, std::span(&s, 1));
+  }
+  DataPath::Srq same = srq;
+  uint32_t moved = 0;
+  EXPECT_EQ(dp_.resize_srq(&same, 2, &moved), VRNIC_AQ_STATUS_BAD_PARAM);  // 5 > 4
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 13, &moved), VRNIC_AQ_STATUS_BAD_PARAM);  // > max_srq_wr
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 4, &moved, [](vrnic_aq_cmd& c) { c.resize_srq.rsvd[3] = 1; }),
+            VRNIC_AQ_STATUS_BAD_PARAM);
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 4, &moved, [](vrnic_aq_cmd& c) { c.resize_srq.srqn = 999; }),
+            VRNIC_AQ_STATUS_NOT_FOUND);
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 4, &moved, [](vrnic_aq_cmd& c) { c.resize_srq.ring_page = 0; }),
+            VRNIC_AQ_STATUS_BAD_PARAM);
+  ASSERT_EQ(dp_.arm_srq_limit(srq, 8), VRNIC_AQ_STATUS_OK);
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 2, &moved), VRNIC_AQ_STATUS_BAD_PARAM);  // limit 8 > 4
+  ASSERT_EQ(dp_.arm_srq_limit(srq, 0), VRNIC_AQ_STATUS_OK);
+  // The driver's producer index 100 ahead of the device's consumer.
+  const uint64_t pi_at = srq.dbrec + offsetof(vrnic_srq_dbrec, pi);
+  vrnic::store_release32(dp_.ram(pi_at), 100);
+  same = srq;
+  EXPECT_EQ(dp_.resize_srq(&same, 8, &moved), VRNIC_AQ_STATUS_BAD_PARAM);
+  vrnic::store_release32(dp_.ram(pi_at), srq.pi);
+  // Every refusal left the SRQ as it was: the five WQEs complete in order.
+  const vrnic_sge from{buf_a_, 100, key_a_};
+  for (uint64_t id = 1; id <= 5; ++id) {
+    dp_.post_send(a_, sqe(VRNIC_WQE_SEND, 100 + id), std::span(&from, 1));
+    dp_.run();
+  }
+  const auto got = cqes(b_.qpn);
+  ASSERT_EQ(got.size(), 5U);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].wr_id, i + 1);
+    EXPECT_EQ(status_of(got[i]), VRNIC_CQE_SUCCESS);
+  }
+}
+
 // A malformed receive WQE on a UD QP completes in error when a datagram
 // takes it, instead of vanishing (issue 9, defect 6).
 TEST_F(DataPathTest, MalformedUdReceiveWqeCompletes) {

@@ -131,14 +131,13 @@ TEST_F(DeviceTest, EnableAndQueryDevice) {
   EXPECT_EQ(attr.num_ports, 1U);
   EXPECT_EQ(0, std::memcmp(attr.mac, cfg_.mac.data(), 6));
   EXPECT_EQ(attr.node_guid, vrnicd::mac_to_guid(cfg_.mac));
-  // It claims what it does, and no SRQ resizing: MODIFY_SRQ sets only the
-  // limit (rdma-core's test_resize_srq trusts the flag).
+  // It claims what it does (rdma-core's test_resize_srq trusts the SRQ
+  // resize flag).
   const uint32_t want = VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD | VRNIC_DEV_CAP_SRQ |
-                        VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW |
-                        VRNIC_DEV_CAP_REREG_MR | VRNIC_DEV_CAP_ATOMIC_WRITE |
-                        VRNIC_DEV_CAP_FLUSH_GLOBAL;
+                        VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_ATOMIC |
+                        VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
+                        VRNIC_DEV_CAP_ATOMIC_WRITE | VRNIC_DEV_CAP_FLUSH_GLOBAL;
   EXPECT_EQ(attr.dev_caps & want, want);
-  EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_SRQ_RESIZE, 0U);
   // Guest RAM here is the test's own memory: nothing it flushes persists.
   EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_FLUSH_PERSISTENT, 0U);
   // The completion raised vector 0.

@@ -52,10 +52,17 @@ using CreateQpExCmd = Opaque<88>;
 using ModifyQpCmd = Opaque<120>;
 using QueryQpCmd = Opaque<24>;
 using CreateSrqCmd = Opaque<40>;
-using ModifySrqCmd = Opaque<24>;
 using QuerySrqCmd = Opaque<24>;
 
 static_assert(sizeof(ModifyCqCmd) == sizeof(ExHdr) + sizeof(ib_uverbs_ex_modify_cq));
+
+// modify_srq's core command, then where the kernel writes a resize's answer.
+struct ModifySrqCmd {
+  uint8_t core[24];
+  vrnic_modify_srq_req drv;
+};
+static_assert(sizeof(CmdHdr) + sizeof(ib_uverbs_modify_srq) == 24);
+static_assert(offsetof(ModifySrqCmd, drv) == 24 && sizeof(ModifySrqCmd) == 32);
 
 struct GetContextResp {
   uint32_t async_fd;

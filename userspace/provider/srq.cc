@@ -2,6 +2,7 @@
 //
 // libvrnic shared receive queues: a receive ring of their own that any
 // number of QPs take from, in the order posted.
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -18,10 +19,51 @@ void delete_srq(Srq* srq) noexcept {
   delete srq;
 }
 
-bool ring_ok(const vrnic_create_srq_resp& r) noexcept {
+// What the kernel said of a ring (CREATE_SRQ's or a resize's answer).
+template <typename Resp>
+bool ring_ok(const Resp& r) noexcept {
   return r.log_depth <= 16 && r.log_stride >= VRNIC_RQE_MIN_LOG_STRIDE &&
          r.log_stride <= VRNIC_WQE_MAX_LOG_STRIDE && r.ring_offset >= sizeof(vrnic_srq_dbrec) &&
          uint64_t{r.ring_offset} + (uint64_t{1} << (r.log_depth + r.log_stride)) <= r.qbuf_size;
+}
+
+void attach_ring(Srq* srq, uint32_t ring_offset, uint32_t log_depth, uint32_t log_stride) noexcept {
+  std::byte* dbrec = srq->map.at(0);
+  srq->ring.base = srq->map.at(ring_offset);
+  srq->ring.pi_rec = dbrec + offsetof(vrnic_srq_dbrec, pi);
+  srq->ring.ci_rec = dbrec + offsetof(vrnic_srq_dbrec, ci);
+  srq->ring.log_depth = log_depth;
+  srq->ring.log_stride = log_stride;
+}
+
+// ibv_modify_srq with IBV_SRQ_MAX_WR: the device moves the WQEs posted
+// and not taken to a new ring (from index 0), which we map in place of the
+// old one and produce on from where they end.  Posting waits on the lock.
+int resize_srq(Srq* srq, ibv_srq_attr* attr, int mask) noexcept {
+  const SpinGuard lock(&srq->lock);
+  vrnic_resize_srq_resp resp{};
+  abi::ModifySrqCmd cmd{};
+  cmd.drv.resp_addr = std::bit_cast<uintptr_t>(&resp);
+  const int err = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask,
+                                     abi::as<struct ibv_modify_srq>(&cmd), sizeof(cmd));
+  if (err != 0) {
+    return err;
+  }
+  QueueMap map{};
+  if (!ring_ok(resp) || resp.log_stride != srq->ring.log_stride ||
+      resp.pi > (1U << resp.log_depth)) {
+    // The device already moved to the new ring and we cannot see it.
+    debug("kernel described a bad resized SRQ ring");
+    return EPROTO;
+  }
+  if (!map_queue(srq->ctx, resp.qbuf_key, resp.qbuf_size, &map)) {
+    return errno;
+  }
+  unmap_queue(&srq->map);
+  srq->map = map;
+  attach_ring(srq, resp.ring_offset, resp.log_depth, resp.log_stride);
+  srq->ring.pi = resp.pi;
+  return 0;
 }
 
 }  // namespace
@@ -57,17 +99,15 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
     errno = err;
     return nullptr;
   }
-  std::byte* dbrec = srq->map.at(0);
-  srq->ring.base = srq->map.at(r.ring_offset);
-  srq->ring.pi_rec = dbrec + offsetof(vrnic_srq_dbrec, pi);
-  srq->ring.ci_rec = dbrec + offsetof(vrnic_srq_dbrec, ci);
-  srq->ring.log_depth = r.log_depth;
-  srq->ring.log_stride = r.log_stride;
+  attach_ring(srq, r.ring_offset, r.log_depth, r.log_stride);
   srq->ring.max_sge = attr->attr.max_sge;
   return &srq->vsrq.srq;
 }
 
 int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int mask) noexcept {
+  if ((mask & IBV_SRQ_MAX_WR) != 0) {
+    return resize_srq(to_vsrq(ibsrq), attr, mask);
+  }
   abi::ModifySrqCmd cmd{};
   return ibv_cmd_modify_srq(ibsrq, attr, mask, abi::as<struct ibv_modify_srq>(&cmd), sizeof(cmd));
 }

@@ -188,6 +188,7 @@ bool do_cq_overrun(void);
 bool do_cq_max_cqe(void);
 bool do_qp_gone_cleans_cq(bool reset);
 bool do_srq(void);
+bool do_srq_resize(void);
 bool do_query_qp(void);
 bool do_bad_transitions(void);
 bool do_sqd(void);

@@ -86,6 +86,102 @@ out:
 	return ok;
 }
 
+/* Receive WQE k of do_srq_resize: 256 bytes at k * 256, wr_id 100 + k. */
+static bool post_srq_k(struct ibv_srq *srq, const struct side *s, int k)
+{
+	struct ibv_sge sg = { (uintptr_t)s->buf + (size_t)k * 256, 256, s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 100 + (uint64_t)k, .sg_list = &sg, .num_sge = 1 },
+			   *bad;
+
+	CHECK(!ibv_post_srq_recv(srq, &wr, &bad), "ibv_post_srq_recv %d: refused", k);
+	return true;
+}
+
+/* SEND k (100 bytes of k) and its receive, which must be WQE k's. */
+static bool srq_send_k(struct pair *p, int k)
+{
+	struct ibv_sge sg = { (uintptr_t)p->s[0].buf, 100, p->s[0].mr->lkey };
+	struct send w = { .op = IBV_WR_SEND, .wr_id = (uint64_t)k, .sg = &sg, .nsge = 1,
+			  .flags = IBV_SEND_SIGNALED };
+	uint8_t want[100];
+	struct ibv_wc wc;
+
+	memset(p->s[0].buf, k, sizeof(want));
+	memset(want, k, sizeof(want));
+	if (post_one(p, 0, &w) || !expect_status(&p->s[0], (uint64_t)k, IBV_WC_SUCCESS, "SEND") ||
+	    !expect_wc(&p->s[1], &wc, "SRQ receive"))
+		return false;
+	CHECK(wc.wr_id == 100 + (uint64_t)k && wc.byte_len == 100,
+	      "receive of SEND %d: wr_id %" PRIu64 " byte_len %u", k, wc.wr_id, wc.byte_len);
+	CHECK(!memcmp(p->s[1].buf + (size_t)k * 256, want, sizeof(want)),
+	      "SEND %d's bytes are not in its receive buffer", k);
+	return true;
+}
+
+/*
+ * ibv_modify_srq with IBV_SRQ_MAX_WR, as rxe does it: the WQEs posted and
+ * not taken stay and are taken first; the SRQ then holds more than it
+ * did.  A depth below those WQEs or below the armed limit is EINVAL and
+ * loses none.
+ */
+bool do_srq_resize(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(E.pd, &sa);
+	struct qp_opts o = default_opts();
+	struct ibv_device_attr da;
+	struct ibv_srq_attr attr;
+	struct pair p = { 0 };
+	bool ok = false;
+	int k;
+
+	if (!srq) {
+		snprintf(why, sizeof(why), "ibv_create_srq: %s", strerror(errno));
+		return false;
+	}
+	CHECK_OUT(!ibv_query_device(E.ctx, &da) &&
+		  (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
+		  "ibv_query_device does not announce IBV_DEVICE_SRQ_RESIZE");
+	o.srq = srq;
+	if (!pair_create(&p, IBV_QPT_RC, &o))
+		goto out;
+	for (k = 0; k < 6; k++)
+		if (!post_srq_k(srq, &p.s[1], k))
+			goto out;
+	if (!srq_send_k(&p, 0))
+		goto out;
+	/* Five posted: four is too few. */
+	attr = (struct ibv_srq_attr){ .max_wr = 4 };
+	k = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+	CHECK_OUT(k == EINVAL, "max_wr 4 below the 5 posted: %d (%s), not EINVAL", k,
+		  strerror(k));
+	/* Armed at 6: five is below it. */
+	attr = (struct ibv_srq_attr){ .srq_limit = 6 };
+	CHECK_OUT(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "arming the limit at 6");
+	attr = (struct ibv_srq_attr){ .max_wr = 5 };
+	k = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+	CHECK_OUT(k == EINVAL, "max_wr 5 below the limit 6: %d (%s), not EINVAL", k, strerror(k));
+	attr = (struct ibv_srq_attr){ .srq_limit = 0 };
+	CHECK_OUT(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "disarming the limit");
+	attr = (struct ibv_srq_attr){ .max_wr = 32 };
+	k = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+	CHECK_OUT(!k, "max_wr 32: %s", strerror(k));
+	CHECK_OUT(!ibv_query_srq(srq, &attr) && attr.max_wr >= 32, "query_srq: max_wr %u",
+		  attr.max_wr);
+	/* 5 old and 20 new: more than the 8 it held. */
+	for (k = 6; k < 26; k++)
+		if (!post_srq_k(srq, &p.s[1], k))
+			goto out;
+	for (k = 1; k < 26; k++)
+		if (!srq_send_k(&p, k))
+			goto out;
+	ok = true;
+out:
+	pair_destroy(&p);
+	ibv_destroy_srq(srq);
+	return ok;
+}
+
 static bool check_query(const struct pair *p)
 {
 	struct ibv_qp_attr a;

@@ -87,6 +87,8 @@ static const struct named_test tests[] = {
 	{ "ibv_resize_cq keeps unpolled completions and grows", do_resize_cq },
 	{ "a CQ of max_cqe (>= rxm's 262144) completes; max_cqe + 1 is EINVAL", do_cq_max_cqe },
 	{ "SRQ: receives, query and the limit event", do_srq },
+	{ "SRQ resize (ibv_modify_srq max_wr): posted WQEs kept and taken first, then more "
+	  "than it held; below the posted or the limit EINVAL", do_srq_resize },
 	{ "query_qp reports what modify_qp set", do_query_qp },
 	{ "modify_qp refuses transitions the spec forbids", do_bad_transitions },
 	{ "RTS->SQD drains with an event, SQD->RTS resumes", do_sqd },

@@ -415,6 +415,19 @@ AqResult Device::cmd_modify_srq(const vrnic_aq_cmd& cmd) {
                                              vrnic::le32(cmd.modify_srq.limit)));
 }
 
+AqResult Device::cmd_resize_srq(const vrnic_aq_cmd& cmd) {
+  const vrnic_aq_resize_srq& c = cmd.resize_srq;
+  const ResizeSrqParams p{vrnic::le32(c.srqn), buffer_of(c.buf), vrnic::le16(c.ring_page),
+                          c.log_depth};
+  if (flags_of(cmd) != 0 || c.rsvd0 != 0 || !reserved_zero(c.rsvd) ||
+      !depth_ok(p.log_depth, cfg_.limits.max_srq_wr)) {
+    return status(VRNIC_AQ_STATUS_BAD_PARAM);
+  }
+  uint32_t moved = 0;
+  const uint8_t st = engine_.objects().resize_srq(p, &moved);
+  return status(st, moved);
+}
+
 AqResult Device::cmd_query_srq(const vrnic_aq_cmd& cmd) {
   if (flags_of(cmd) != 0) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);

@@ -2,6 +2,7 @@
 #include "engine/object_table.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/guest_memory.h"
 #include "engine/counters.h"
@@ -492,6 +493,43 @@ uint8_t ObjectTable::modify_srq(uint32_t srqn, bool set_limit, uint32_t limit) {
     }
     srq->limit = limit;
   }
+  return VRNIC_AQ_STATUS_OK;
+}
+
+// The WQEs posted and not taken move, in order, to the new ring from
+// index 0; the new record says so (pi their count, ci 0).  A WQE a QP has
+// taken already is the QP's, whatever happens to the ring.
+uint8_t ObjectTable::resize_srq(const ResizeSrqParams& p, uint32_t* moved) {
+  Srq* srq = find_srq(p.srqn);
+  if (srq == nullptr) {
+    return VRNIC_AQ_STATUS_NOT_FOUND;
+  }
+  QueueBuffer nb;
+  if (!nb.map(mem_, p.buf.pbl_addr, p.buf.npages)) {
+    return VRNIC_AQ_STATUS_BAD_ADDR;
+  }
+  const Ring nr{&nb, p.first_page, p.log_depth, srq->ring.log_stride};
+  if (!nr.fits()) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  const uint32_t pi =
+      vrnic::le32(vrnic::load_acquire32(srq->dbrec() + offsetof(vrnic_srq_dbrec, pi)));
+  const uint32_t posted = pi - srq->ci;
+  // A producer more than a ring ahead is the driver's error; a depth below
+  // what is posted or below the armed limit is a bad value (EINVAL on rxe).
+  if (posted > srq->ring.depth() || posted > nr.depth() || srq->limit > nr.depth()) {
+    return VRNIC_AQ_STATUS_BAD_PARAM;
+  }
+  const size_t stride = size_t{1} << nr.log_stride;
+  for (uint32_t i = 0; i < posted; ++i) {
+    std::memcpy(nr.entry(i), srq->ring.entry(srq->ci + i), stride);
+  }
+  srq->buf = std::move(nb);
+  srq->ring = {&srq->buf, p.first_page, p.log_depth, nr.log_stride};
+  srq->ci = 0;
+  vrnic::store_release32(srq->dbrec() + offsetof(vrnic_srq_dbrec, ci), vrnic::to_le32(0));
+  vrnic::store_release32(srq->dbrec() + offsetof(vrnic_srq_dbrec, pi), vrnic::to_le32(posted));
+  *moved = posted;
   return VRNIC_AQ_STATUS_OK;
 }
 

@@ -61,6 +61,7 @@ class ObjectTable {
   uint8_t destroy_cq(uint32_t cqn);
   uint8_t create_srq(const CreateSrqParams& p, uint32_t* srqn);
   uint8_t modify_srq(uint32_t srqn, bool set_limit, uint32_t limit);
+  uint8_t resize_srq(const ResizeSrqParams& p, uint32_t* moved);
   uint8_t query_srq(uint32_t srqn, uint32_t* limit);
   uint8_t destroy_srq(uint32_t srqn);
   uint8_t create_qp(const CreateQpParams& p, uint32_t* qpn);

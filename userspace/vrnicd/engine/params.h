@@ -88,6 +88,14 @@ struct CreateSrqParams {
   uint32_t limit = 0;
 };
 
+// The new ring keeps the SRQ's stride.
+struct ResizeSrqParams {
+  uint32_t srqn = 0;
+  QueueBufferDesc buf;
+  uint32_t first_page = 0;
+  uint32_t log_depth = 0;
+};
+
 // Where a QP's packets go, as the driver gives it.
 struct AddressVector {
   roce::Gid dgid{};
