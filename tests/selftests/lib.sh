@@ -141,6 +141,22 @@ transport_counters() {
 	echo "${out:-none}"
 }
 
+# transport_counters_since BEFORE: what transport_counters gained since it
+# printed BEFORE, as "name=+delta ..." ("none" when nothing did).
+transport_counters_since() {
+	local -A was=()
+	local kv out=
+	for kv in $1; do
+		[[ $kv == *=* ]] && was[${kv%%=*}]=${kv#*=}
+	done
+	for kv in $(transport_counters); do
+		[[ $kv == *=* ]] || continue
+		((${kv#*=} > ${was[${kv%%=*}]:-0})) &&
+			out+="${kv%%=*}=+$((${kv#*=} - ${was[${kv%%=*}]:-0})) "
+	done
+	echo "${out:-none}"
+}
+
 # file_has PREFIX FILE: FILE has a line that starts with PREFIX.  For
 # polling a process's output: grep(1) every 0.05 s would cost the guest a
 # process each time.

@@ -3,7 +3,8 @@
 #
 # The selftests' shared judgements, on the host: rping_teardown_race
 # tells rping's exit race of rdma-core before 59 from a run that failed,
-# on output as rping writes it (stdout buffered, stderr not).
+# on output as rping writes it (stdout buffered, stderr not);
+# transport_counters_since reports what a case added to the counters.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/selftests/lib.sh
@@ -64,5 +65,18 @@ rping_teardown_race 1 "$out"
 check "status 1: not the race" 1 $?
 rping_teardown_race 0 "$out"
 check "status 0: not the race" 1 $?
+
+# transport_counters_since: what grew, by how much; what did not, left out.
+transport_counters() { echo "$fake"; }
+fake="duplicates=3 retransmits=5 "
+before=$(transport_counters)
+fake="duplicates=3 retransmits=9 rnr_naks_received=1 "
+got=$(transport_counters_since "$before")
+[[ $got == "retransmits=+4 rnr_naks_received=+1 " ]]
+check "transport_counters_since: the counters that grew, by how much" 0 $?
+fake=none
+got=$(transport_counters_since none)
+[[ $got == none ]]
+check "transport_counters_since: none when none grew" 0 $?
 
 exit "$fail"

@@ -50,10 +50,14 @@ for s in "${servers[@]}"; do
 			ktap_skip "fi_pingpong $name, vm$s serving" "rxm fails on rxe alone (rxe0 to rxe0: $rxe_alone): rxe's max_cqe is $rxe_cqe, rxm asks for a CQ of 262144"
 			continue
 		fi
+		before=$(transport_counters)
 		pair_run "fi-$s-$port" "$s" 200 \
 			"fi_pingpong $(fi_options "$c" "$VRNIC_IBDEV") -B $port" \
 			"fi_pingpong $(fi_options "$c" "$VRNIC_IBDEV") -P $port \$VRNIC_PEER_IP"
 		rc=$?
+		# Retransmissions, duplicates, NAKs: what the wire saw, on each
+		# side, for a case that fails on the other.
+		ktap_diag "fi-$s-$port ($pair_role): $VRNIC_IBDEV's transport counters gained $(transport_counters_since "$before")"
 		fi_check "$name" "$(<"$pair_out")" "$rc" " ($pair_role, vm$s serving)"
 	done
 done
