@@ -62,12 +62,13 @@ class DataPathTest : public ::testing::Test {
     }
   }
 
-  // A fresh pair of RC QPs, a and b, connected to each other.
-  void pair(uint32_t access_b = VRNIC_ACCESS_ALL) {
+  // A fresh pair of RC QPs, a and b, connected to each other; b receives
+  // from srq if there is one.
+  void pair(uint32_t access_b = VRNIC_ACCESS_ALL, const DataPath::Srq* srq = nullptr) {
     a_ = {};
     b_ = {};
     ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
-    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_), VRNIC_AQ_STATUS_OK);
+    ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, srq), VRNIC_AQ_STATUS_OK);
     ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
     ASSERT_EQ(dp_.connect(b_, a_.qpn, access_b), VRNIC_AQ_STATUS_OK);
   }
@@ -1528,12 +1529,7 @@ TEST_F(DataPathTest, SrqReceivesUseTheSrqsPd) {
   ASSERT_EQ(dp_.create_srq(pd2_, &srq), VRNIC_AQ_STATUS_OK);
   uint32_t key_srq = 0;
   ASSERT_EQ(dp_.reg_mr(pd2_, buf_b_, kBuf, VRNIC_ACCESS_ALL, &key_srq), VRNIC_AQ_STATUS_OK);
-  a_ = {};
-  b_ = {};
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  pair(VRNIC_ACCESS_ALL, &srq);
   const vrnic_sge into_srq_pd{buf_b_, 256, key_srq};
   const vrnic_sge into_qp_pd{buf_b_ + 4096, 256, key_b_};
   dp_.post_srq_recv(srq, 1, std::span(&into_srq_pd, 1));
@@ -1559,12 +1555,7 @@ TEST_F(DataPathTest, SrqResizeMovesPostedWqesInOrder) {
   DataPath::Srq srq;
   srq.log_depth = 2;
   ASSERT_EQ(dp_.create_srq(pd_, &srq), VRNIC_AQ_STATUS_OK);
-  a_ = {};
-  b_ = {};
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  pair(VRNIC_ACCESS_ALL, &srq);
   const auto into = [&](uint64_t n) { return vrnic_sge{buf_b_ + n * 512, 512, key_b_}; };
   for (uint64_t id = 1; id <= 4; ++id) {
     const vrnic_sge s = into(id);
@@ -1609,12 +1600,7 @@ TEST_F(DataPathTest, SrqResizeRefusesWhatDoesNotFit) {
   DataPath::Srq srq;
   srq.log_depth = 3;
   ASSERT_EQ(dp_.create_srq(pd_, &srq), VRNIC_AQ_STATUS_OK);
-  a_ = {};
-  b_ = {};
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &a_), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.create_qp(pd_, cq_, cq_, &b_, 64, 0, &srq), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(a_, b_.qpn), VRNIC_AQ_STATUS_OK);
-  ASSERT_EQ(dp_.connect(b_, a_.qpn), VRNIC_AQ_STATUS_OK);
+  pair(VRNIC_ACCESS_ALL, &srq);
   for (uint64_t id = 1; id <= 5; ++id) {
     const vrnic_sge s{buf_b_ + id * 512, 512, key_b_};
     dp_.post_srq_recv(srq, id, std::span(&s, 1));
