@@ -147,32 +147,19 @@ static int vrnic_resize_cq_locked(struct ib_cq *ibcq, int entries,
 	err = vrnic_cq_log_depth(dev, entries, &log_depth);
 	if (err)
 		return err;
-	err = vrnic_qbuf_alloc(dev, &qb, vrnic_cq_npages(log_depth));
+	err = vrnic_qbuf_new_user(dev, udata, vrnic_cq_npages(log_depth), &qb,
+				  &entry, &key);
 	if (err)
 		return err;
-	entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qb, &key);
-	if (!entry) {
-		err = -ENOMEM;
-		goto err_free;
-	}
 	err = vrnic_cmd_resize_cq(dev, cq->cqn, &qb, log_depth);
-	if (err)
-		goto err_remove;
-
-	/* The device moved to the new ring: the old one is back. */
-	rdma_user_mmap_entry_remove(cq->mmap_entry);
-	vrnic_qbuf_free(dev, &cq->qb);
-	cq->qb = qb;
-	cq->mmap_entry = entry;
+	if (err) {
+		vrnic_qbuf_drop_new(dev, &qb, entry, err);
+		return err;
+	}
+	vrnic_qbuf_replace(dev, &cq->qb, &cq->mmap_entry, &qb, entry);
 	cq->log_depth = log_depth;
 	ibcq->cqe = 1 << log_depth;
 	return vrnic_cq_resp(cq, udata, key);
-
-err_remove:
-	rdma_user_mmap_entry_remove(entry);
-err_free:
-	vrnic_reclaim_qbuf(dev, &qb, vrnic_lend_failed(dev, err));
-	return err;
 }
 
 int vrnic_resize_cq(struct ib_cq *ibcq, int entries, struct ib_udata *udata)

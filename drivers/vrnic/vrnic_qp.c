@@ -700,23 +700,15 @@ static int vrnic_resize_srq_locked(struct vrnic_srq *srq, u32 max_wr,
 	npages = 1 + vrnic_ring_pages(log_depth, log_stride);
 	if (npages > VRNIC_QBUF_MAX_PAGES)
 		return -EINVAL;
-	err = vrnic_qbuf_alloc(dev, &qb, npages);
+	err = vrnic_qbuf_new_user(dev, udata, npages, &qb, &entry, &key);
 	if (err)
 		return err;
-	entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), &qb, &key);
-	if (!entry) {
-		err = -ENOMEM;
-		goto err_free;
-	}
 	err = vrnic_cmd_resize_srq(dev, srq->srqn, &qb, log_depth, &moved);
-	if (err)
-		goto err_remove;
-
-	/* The device moved to the new ring: the old one is back. */
-	rdma_user_mmap_entry_remove(srq->mmap_entry);
-	vrnic_qbuf_free(dev, &srq->qb);
-	srq->qb = qb;
-	srq->mmap_entry = entry;
+	if (err) {
+		vrnic_qbuf_drop_new(dev, &qb, entry, err);
+		return err;
+	}
+	vrnic_qbuf_replace(dev, &srq->qb, &srq->mmap_entry, &qb, entry);
 	srq->max_wr = 1U << log_depth;
 	resp.qbuf_key = key;
 	resp.qbuf_size = npages << PAGE_SHIFT;
@@ -727,12 +719,6 @@ static int vrnic_resize_srq_locked(struct vrnic_srq *srq, u32 max_wr,
 	if (copy_to_user(u64_to_user_ptr(req.resp_addr), &resp, sizeof(resp)))
 		return -EFAULT;
 	return 0;
-
-err_remove:
-	rdma_user_mmap_entry_remove(entry);
-err_free:
-	vrnic_reclaim_qbuf(dev, &qb, vrnic_lend_failed(dev, err));
-	return err;
 }
 
 int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,

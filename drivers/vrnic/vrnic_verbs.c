@@ -369,6 +369,48 @@ struct rdma_user_mmap_entry *vrnic_mmap_qbuf(struct ib_ucontext *ibuctx,
 	return &entry->rdma_entry;
 }
 
+/*
+ * A resize's new queue buffer of npages, mapped for udata's context, its
+ * mmap key in *key.  vrnic_qbuf_drop_new() undoes it when the device does
+ * not take it; vrnic_qbuf_replace() puts it in the old one's place once
+ * the device has moved to it.
+ */
+int vrnic_qbuf_new_user(struct vrnic_dev *dev, struct ib_udata *udata,
+			u32 npages, struct vrnic_qbuf *qb,
+			struct rdma_user_mmap_entry **entry, u64 *key)
+{
+	int err;
+
+	err = vrnic_qbuf_alloc(dev, qb, npages);
+	if (err)
+		return err;
+	*entry = vrnic_mmap_qbuf(vrnic_udata_ucontext(udata), qb, key);
+	if (*entry)
+		return 0;
+	vrnic_reclaim_qbuf(dev, qb, vrnic_lend_failed(dev, -ENOMEM));
+	return -ENOMEM;
+}
+
+/* The device refused the new buffer (err): it never had it. */
+void vrnic_qbuf_drop_new(struct vrnic_dev *dev, struct vrnic_qbuf *qb,
+			 struct rdma_user_mmap_entry *entry, int err)
+{
+	rdma_user_mmap_entry_remove(entry);
+	vrnic_reclaim_qbuf(dev, qb, vrnic_lend_failed(dev, err));
+}
+
+/* The device moved to the new buffer: the old one is back. */
+void vrnic_qbuf_replace(struct vrnic_dev *dev, struct vrnic_qbuf *qb,
+			struct rdma_user_mmap_entry **entry,
+			const struct vrnic_qbuf *new_qb,
+			struct rdma_user_mmap_entry *new_entry)
+{
+	rdma_user_mmap_entry_remove(*entry);
+	vrnic_qbuf_free(dev, qb);
+	*qb = *new_qb;
+	*entry = new_entry;
+}
+
 int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibpd->device);

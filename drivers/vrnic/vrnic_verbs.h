@@ -187,6 +187,15 @@ int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 struct rdma_user_mmap_entry *vrnic_mmap_qbuf(struct ib_ucontext *ibuctx,
 					     struct vrnic_qbuf *qb, u64 *key);
+int vrnic_qbuf_new_user(struct vrnic_dev *dev, struct ib_udata *udata,
+			u32 npages, struct vrnic_qbuf *qb,
+			struct rdma_user_mmap_entry **entry, u64 *key);
+void vrnic_qbuf_drop_new(struct vrnic_dev *dev, struct vrnic_qbuf *qb,
+			 struct rdma_user_mmap_entry *entry, int err);
+void vrnic_qbuf_replace(struct vrnic_dev *dev, struct vrnic_qbuf *qb,
+			struct rdma_user_mmap_entry **entry,
+			const struct vrnic_qbuf *new_qb,
+			struct rdma_user_mmap_entry *new_entry);
 
 int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
