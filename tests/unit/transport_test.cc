@@ -724,6 +724,38 @@ TEST_F(TransportPair, ResponsesLeaveInPsnOrder) {
   EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 4000));
 }
 
+// A driver's ERR (Qp::modify and DESTROY_QP call send_owed_responses
+// first) does not swallow what the responder owes: the READ's responses
+// and the ACK of a SEND whose receive completed go out before it, so the
+// requester completes both instead of retrying into a QP that is gone.
+TEST_F(TransportPair, OwedResponsesLeaveBeforeTheDriversErr) {
+  make(QpType::kRc);
+  fill(eb_, 0x200, 0x28000, 4000, 3);
+  fill(ea_, 0x100, 0x10000, 64, 4);
+  eb_.post_recv(1, 0x200, 0x20000, 4096);
+  ea_.sq.push_back(wqe(WrOpcode::kRead, 1, 0x14000, 4000, 0x28000));
+  ea_.sq.push_back(wqe(WrOpcode::kSend, 2, 0x10000, 64));
+  a_->send_step(16);
+  deliver(ea_, *b_);  // b takes both; its answers wait for its next round
+  ASSERT_EQ(eb_.recv_cqes.size(), 1U);
+  ASSERT_TRUE(eb_.out.empty());
+  b_->send_owed_responses();
+  b_->set_state(QpState::kErr);
+  const auto h = sent_headers(eb_);
+  ASSERT_EQ(h.size(), 5U) << "4 READ responses, then the SEND's ACK";
+  EXPECT_EQ(h[4].first, kAcknowledge);
+  deliver(eb_, *a_);
+  ASSERT_EQ(ea_.send_cqes.size(), 2U);
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  EXPECT_TRUE(same(ea_, 0x100, 0x14000, eb_, 0x200, 0x28000, 4000));
+  // In ERR there is nothing more to send.
+  eb_.out.clear();
+  b_->send_owed_responses();
+  EXPECT_TRUE(eb_.out.empty());
+}
+
 // A repeated READ is answered before the ACK that the repeats after it
 // bring (the requester went back to the READ, so everything after it comes
 // again), and a repeated atomic's answer keeps its place too.

@@ -618,10 +618,11 @@ uint8_t ObjectTable::create_qp(const CreateQpParams& p, uint32_t* qpn) {
 }
 
 uint8_t ObjectTable::destroy_qp(uint32_t qpn) {
-  const Qp* qp = find_qp(qpn);
+  Qp* qp = find_qp(qpn);
   if (qp == nullptr) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }
+  qp->send_owed_responses();
   const QpLinks& links = qp->links();
   --pds_[qp->pdn()]->refs;
   --links.send_cq->refs;

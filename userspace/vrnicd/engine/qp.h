@@ -98,6 +98,8 @@ class Qp final : public roce::QpEnv {
   [[nodiscard]] bool gsi() const { return cfg().gsi; }
   [[nodiscard]] bool blocks_self_mcast_lb() const { return cfg().block_self_mcast_lb; }
   [[nodiscard]] const QpLinks& links() const { return links_; }
+  // Before DESTROY_QP: what the QP owes its peer leaves first.
+  void send_owed_responses() { tp_.send_owed_responses(); }
   [[nodiscard]] uint32_t counter_set() const { return counter_set_; }
   [[nodiscard]] const QpStats& stats() const { return stats_; }
   [[nodiscard]] roce::QpTransport::Status transport_status() const { return tp_.status(); }

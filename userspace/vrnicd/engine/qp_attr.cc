@@ -79,6 +79,9 @@ uint8_t Qp::modify(const QpAttrs& a, const Port& port) {
   }
   apply(a, port, path);
   if (next != cur) {
+    if (next == QpState::kErr || next == QpState::kReset) {
+      tp_.send_owed_responses();
+    }
     tp_.set_state(next);
     if (next == QpState::kReset) {
       reset_rings();

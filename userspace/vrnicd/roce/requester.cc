@@ -28,6 +28,9 @@ constexpr int32_t kTxWindow = 4 * kAckReqInterval;
 // WQEs flushed at once when the QP enters the error state; send_step()
 // flushes the rest, its budget at a time.
 constexpr int kFlushBudget = 64;
+// Packets send_owed_responses() may send: 4 MiB of READ responses at the
+// largest MTU.
+constexpr int kOwedResponsesBudget = 1024;
 
 WcOpcode wc_opcode_for(WrOpcode op) {
   switch (op) {
@@ -453,6 +456,19 @@ bool QpTransport::respond_step(int* budget) {
     progress = true;
   }
   return progress;
+}
+
+// The responses the QP owes for requests it carried out (queued READ
+// responses and atomic ACKs, an owed ACK or NAK) leave before the driver
+// moves it to ERR or RESET or destroys it, as far as the link takes them.
+// On an RNIC they leave microseconds after their request, long before
+// software can ask for anything; here the engine may not have run since,
+// and the requester of a SEND whose receive completed would wait for an
+// ACK that never came (its peer saw the message and tore the QP down).
+void QpTransport::send_owed_responses() {
+  int budget = kOwedResponsesBudget;
+  while (budget > 0 && respond_step(&budget)) {
+  }
 }
 
 // The owed ACK or NAK, if the budget and the link have room for it.

@@ -368,6 +368,8 @@ class QpTransport {
 
   // State changes, already validated by the caller.
   void set_state(QpState s);
+  // Before the driver moves the QP to ERR or RESET, or destroys it.
+  void send_owed_responses();
   void set_sq_psn(uint32_t psn);
   void set_rq_psn(uint32_t psn);
 
