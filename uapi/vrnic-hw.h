@@ -264,11 +264,14 @@ struct vrnic_aq_modify_port {
 };
 
 /* SET_GID: hdr.flags VRNIC_AQ_SET_GID_F_VALID writes entry @index, without
- * it the entry is cleared.
+ * it the entry is cleared.  The entry's type is the encapsulation of the
+ * packets sent from it: RoCEv2 (IPv4 or IPv6 and UDP) or, with
+ * VRNIC_DEV_CAP_ROCE_V1, RoCEv1 (Ethertype 0x8915 and a GRH).
  */
 #define VRNIC_AQ_SET_GID_F_VALID	VRNIC_BIT(0)
 enum vrnic_gid_type {
 	VRNIC_GID_TYPE_ROCE_V2 = 0,
+	VRNIC_GID_TYPE_ROCE_V1 = 1,
 };
 
 struct vrnic_aq_set_gid {
@@ -868,6 +871,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_FLUSH_GLOBAL	VRNIC_BIT(13)
 /* ... and of persistence: guest RAM is a file on a persistent file system */
 #define VRNIC_DEV_CAP_FLUSH_PERSISTENT	VRNIC_BIT(14)
+/* GIDs of type VRNIC_GID_TYPE_ROCE_V1: RoCEv1 frames, sent and received */
+#define VRNIC_DEV_CAP_ROCE_V1		VRNIC_BIT(15)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -1344,6 +1349,10 @@ enum vrnic_vendor_err {
 							 * SEND_WITH_INV:
 							 * imm_data is the
 							 * key invalidated
+							 */
+#define VRNIC_CQE_F_ROCE_V1		VRNIC_BIT(20)	/* UD: it came as
+							 * RoCEv1, its GRH
+							 * as received
 							 */
 #define VRNIC_CQE_VENDOR_ERR_MASK	VRNIC_GENMASK(30, 24)
 #define VRNIC_CQE_OWNER_MASK		VRNIC_BIT(31)

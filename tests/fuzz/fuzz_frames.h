@@ -26,6 +26,10 @@ inline vrnicd::roce::Packet structured_packet(Input& in, Rig& rig) {
   p.bth.solicited = (flags & 1) != 0;
   p.bth.ack_req = (flags & 2) != 0;
   p.bth.pkey = (flags & 4) != 0 ? in.get<uint16_t>() : vrnicd::roce::kDefaultPkey;
+  if ((flags & 0x10) != 0) {  // RoCEv1: the same GIDs in a GRH
+    p.path.roce_v1 = true;
+    p.path.ipv4 = false;
+  }
   p.bth.psn = in.get<uint32_t>() & 0xffffff;
   p.reth.va = in.get<uint64_t>();
   p.reth.rkey = in.get<uint32_t>();

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -107,6 +108,9 @@ class DataPath {
     gid_[15] = n;
     mac_[5] = n;
   }
+  // GID 0's type (VRNIC_GID_TYPE_*: its packets' encapsulation).  Before
+  // bring_up().
+  void set_gid_type(uint32_t type) { gid_type_ = type; }
 
   // Enable the device, a completion EQ, the port and GID 0.
   bool bring_up() {
@@ -133,6 +137,7 @@ class DataPath {
     std::memcpy(gid.set_gid.gid, gid_.data(), gid_.size());
     std::memcpy(gid.set_gid.mac, mac_.data(), mac_.size());
     gid.set_gid.vlan_id = 0xffff;
+    gid.set_gid.type = gid_type_;
     return drv_.exec_status(eq) == VRNIC_AQ_STATUS_OK &&
            drv_.exec_status(port) == VRNIC_AQ_STATUS_OK &&
            drv_.exec_status(gid) == VRNIC_AQ_STATUS_OK;
@@ -631,6 +636,7 @@ class DataPath {
   uint64_t eq_dbrec_ = 0;
   uint32_t eq_ci_ = 0;
   std::array<uint8_t, 16> gid_ = kGid;
+  uint32_t gid_type_ = VRNIC_GID_TYPE_ROCE_V2;
   std::array<uint8_t, 6> mac_ = kMac;
 };
 
@@ -669,9 +675,14 @@ class Cable {
       idle = step() ? 0 : idle + 1;
     }
   }
-  // Frames carried so far, and those the receiver did not take as RoCEv2.
+  // Frames carried so far, and those the receiver did not take as RoCE.
   [[nodiscard]] uint64_t carried() const { return carried_; }
   [[nodiscard]] uint64_t refused() const { return refused_; }
+  // Frames carried with this Ethertype (untagged).
+  [[nodiscard]] uint64_t carried(uint16_t ethertype) const {
+    const auto it = ethertypes_.find(ethertype);
+    return it == ethertypes_.end() ? 0 : it->second;
+  }
 
  private:
   using Queue = std::deque<std::vector<std::byte>>;
@@ -691,6 +702,10 @@ class Cable {
     const bool any = !q->empty();
     while (!q->empty()) {
       ++carried_;
+      if (q->front().size() >= 14) {
+        ++ethertypes_[static_cast<uint16_t>((std::to_integer<unsigned>(q->front()[12]) << 8) |
+                                            std::to_integer<unsigned>(q->front()[13]))];
+      }
       refused_ += to.dev().receive_frame_st(q->front()) ? 0 : 1;
       spare_.push_back(std::move(q->front()));
       q->pop_front();
@@ -705,6 +720,7 @@ class Cable {
   std::vector<std::vector<std::byte>> spare_;
   uint64_t carried_ = 0;
   uint64_t refused_ = 0;
+  std::map<uint16_t, uint64_t> ethertypes_;
 };
 
 }  // namespace vrnic_test

@@ -660,8 +660,9 @@ TEST_F(DataPathTest, FramesThatLeaveAreSealed) {
 // One end of a connection between two devices: a device, and on it a PD,
 // a CQ, an RC QP and a registered buffer of kBuf random bytes.
 struct CableEnd {
-  explicit CableEnd(uint8_t host, uint32_t seed) {
+  explicit CableEnd(uint8_t host, uint32_t seed, uint32_t gid_type = VRNIC_GID_TYPE_ROCE_V2) {
     dp->set_host(host);
+    dp->set_gid_type(gid_type);
     ok = dp->bring_up() && dp->create_pd(&pd) == VRNIC_AQ_STATUS_OK &&
          dp->create_cq(8, &cq) == VRNIC_AQ_STATUS_OK &&
          dp->create_qp(pd, cq, cq, &qp) == VRNIC_AQ_STATUS_OK && (buf = dp->alloc(kBuf)) != 0 &&
@@ -731,6 +732,83 @@ TEST(CableTest, TwoDevicesTalkRcOverTheWire) {
   for (const CableEnd* e : {&a, &b}) {
     EXPECT_EQ(e->dp->dev().engine().stat(VRNIC_STAT_ICRC_ERRORS), 0U);
   }
+}
+
+// The same over GIDs of type RoCEv1: every frame carries Ethertype 0x8915
+// and a GRH, none goes out as IP, and each is taken with a good ICRC.
+TEST(CableTest, TwoDevicesTalkRcOverRoceV1) {
+  CableEnd a(1, 1, VRNIC_GID_TYPE_ROCE_V1);
+  CableEnd b(2, 2, VRNIC_GID_TYPE_ROCE_V1);
+  ASSERT_TRUE(a.ok && b.ok);
+  ASSERT_TRUE(a.connect(b) && b.connect(a));
+  vrnic_test::Cable cable(*a.dp, *b.dp);
+  auto w = sqe(VRNIC_WQE_RDMA_WRITE, 1);
+  w.remote_addr = b.buf;
+  w.rkey = b.key;
+  const vrnic_sge wsge{a.buf, 5000, a.key};
+  a.dp->post_send(a.qp, w, std::span(&wsge, 1));
+  auto r = sqe(VRNIC_WQE_RDMA_READ, 2);
+  r.remote_addr = b.buf + 8000;
+  r.rkey = b.key;
+  const vrnic_sge rsge{a.buf + 8000, 3000, a.key};
+  a.dp->post_send(a.qp, r, std::span(&rsge, 1));
+  cable.run();
+  for (int i = 0; i < 2; ++i) {
+    const auto c = a.dp->poll(a.cq);
+    ASSERT_TRUE(c.has_value()) << i;
+    EXPECT_EQ(c->status, VRNIC_CQE_SUCCESS) << i;
+  }
+  EXPECT_EQ(std::memcmp(b.dp->ram(b.buf), a.dp->ram(a.buf), 5000), 0);
+  EXPECT_EQ(std::memcmp(a.dp->ram(a.buf + 8000), b.dp->ram(b.buf + 8000), 3000), 0);
+  // 5 WRITE frames, 1 READ request, 3 responses, and ACKs.
+  EXPECT_GE(cable.carried(), 5U + 1 + 3 + 1);
+  EXPECT_EQ(cable.carried(0x8915), cable.carried());
+  EXPECT_EQ(cable.refused(), 0U);
+  for (const CableEnd* e : {&a, &b}) {
+    EXPECT_EQ(e->dp->dev().engine().stat(VRNIC_STAT_ICRC_ERRORS), 0U);
+  }
+}
+
+// A UD datagram over RoCEv1: the receive buffer starts with the GRH as it
+// came (IP version 6, next header 0x1b, the GIDs), and the completion says
+// RoCEv1 and not IPv4, so that the driver reports the network type.
+TEST(CableTest, UdOverRoceV1DeliversTheGrh) {
+  CableEnd a(1, 1, VRNIC_GID_TYPE_ROCE_V1);
+  CableEnd b(2, 2, VRNIC_GID_TYPE_ROCE_V1);
+  ASSERT_TRUE(a.ok && b.ok);
+  DataPath::Qp ua;
+  DataPath::Qp ub;
+  ua.type = ub.type = VRNIC_QPT_UD;
+  ASSERT_EQ(a.dp->create_qp(a.pd, a.cq, a.cq, &ua), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(b.dp->create_qp(b.pd, b.cq, b.cq, &ub), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(a.dp->connect(ua, 0), VRNIC_AQ_STATUS_OK);
+  ASSERT_EQ(b.dp->connect(ub, 0), VRNIC_AQ_STATUS_OK);
+  vrnic_test::Cable cable(*a.dp, *b.dp);
+  std::memset(b.dp->ram(b.buf), 0, 4096);
+  const vrnic_sge recv{b.buf, 4096, b.key};
+  b.dp->post_recv(ub, 5, std::span(&recv, 1));
+  auto h = sqe(VRNIC_WQE_SEND, 6);
+  h.remote_qpn = ub.qpn;
+  h.remote_qkey = 0x1234;
+  const vrnic_sge ssge{a.buf, 300, a.key};
+  const vrnic_av to_b = b.dp->av();
+  a.dp->post_send(ua, h, std::span(&ssge, 1), &to_b);
+  cable.run();
+  EXPECT_EQ(cable.carried(0x8915), 1U);
+  const auto c = b.dp->poll(b.cq);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->status, VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(c->byte_len, 40U + 300);
+  EXPECT_TRUE(c->grh);
+  EXPECT_TRUE(c->roce_v1);
+  EXPECT_FALSE(c->ipv4);
+  EXPECT_EQ(c->src_qp, ua.qpn);
+  const std::byte* grh = b.dp->ram(b.buf);
+  EXPECT_EQ(std::to_integer<unsigned>(grh[0]) >> 4, 6U);
+  EXPECT_EQ(std::to_integer<unsigned>(grh[6]), 0x1bU);
+  EXPECT_EQ(std::memcmp(grh + 8, a.dp->av().dgid, 16), 0) << "source GID";
+  EXPECT_EQ(std::memcmp(grh + 24, to_b.dgid, 16), 0) << "destination GID";
+  EXPECT_EQ(std::memcmp(grh + 40, a.dp->ram(a.buf), 300), 0);
 }
 
 TEST_F(DataPathTest, MulticastAttachRules) {

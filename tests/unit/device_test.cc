@@ -136,7 +136,8 @@ TEST_F(DeviceTest, EnableAndQueryDevice) {
   const uint32_t want = VRNIC_DEV_CAP_RC | VRNIC_DEV_CAP_UC | VRNIC_DEV_CAP_UD | VRNIC_DEV_CAP_SRQ |
                         VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_ATOMIC |
                         VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
-                        VRNIC_DEV_CAP_ATOMIC_WRITE | VRNIC_DEV_CAP_FLUSH_GLOBAL;
+                        VRNIC_DEV_CAP_ATOMIC_WRITE | VRNIC_DEV_CAP_FLUSH_GLOBAL |
+                        VRNIC_DEV_CAP_ROCE_V1;
   EXPECT_EQ(attr.dev_caps & want, want);
   // Guest RAM here is the test's own memory: nothing it flushes persists.
   EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_FLUSH_PERSISTENT, 0U);
@@ -349,6 +350,13 @@ TEST_F(DeviceTest, SetGid) {
   g.set_gid.index = 2;
   g.set_gid.type = 7;
   EXPECT_EQ(drv_.exec_status(g), VRNIC_AQ_STATUS_BAD_PARAM);
+  EXPECT_FALSE(dev_.port().gids()[2].valid);
+  // The same GID as RoCEv1 beside the v2 entry, as ib_core lays them out.
+  g.set_gid.type = VRNIC_GID_TYPE_ROCE_V1;
+  EXPECT_EQ(drv_.exec_status(g), VRNIC_AQ_STATUS_OK);
+  ASSERT_TRUE(dev_.port().gids()[2].valid);
+  EXPECT_EQ(dev_.port().gids()[2].type, static_cast<uint32_t>(VRNIC_GID_TYPE_ROCE_V1));
+  EXPECT_EQ(dev_.port().gids()[1].type, static_cast<uint32_t>(VRNIC_GID_TYPE_ROCE_V2));
   g.set_gid.type = VRNIC_GID_TYPE_ROCE_V2;
   g.set_gid.vlan_id = 5000;
   EXPECT_EQ(drv_.exec_status(g), VRNIC_AQ_STATUS_BAD_PARAM);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// RoCEv2 frame encoding and decoding, ICRC included, against a frame built
-// by hand (an independent Python implementation of IBA annex A17 computed
-// the expected bytes), and against malformed input.
+// RoCEv2 and RoCEv1 frame encoding and decoding, ICRC included, against
+// frames built by hand (an independent Python implementation of IBA
+// annexes A17 and A16 computed the expected bytes), and against malformed
+// input.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -38,6 +39,18 @@ const std::vector<std::byte> kSendOnlyFrame =
            0x00, 0x01, 0x0a, 0x00, 0x00, 0x02, 0xc0, 0x00, 0x12, 0xb7, 0x00, 0x20, 0x00, 0x00,
            0x04, 0x30, 0xff, 0xff, 0x00, 0x00, 0x00, 0x12, 0x80, 0x34, 0x56, 0x78, 0x68, 0x65,
            0x6c, 0x6c, 0x6f, 0x00, 0x00, 0x00, 0x94, 0x86, 0x1e, 0xac});
+
+// The same SEND_ONLY as RoCEv1: Ethertype 0x8915, a GRH (next header 0x1b,
+// payload length 24: BTH, payload, pad, ICRC) between the IPv4-mapped GIDs.
+// Its ICRC covers 64 bits of ones, the GRH with traffic class, flow label
+// and hop limit set to ones, the BTH with its reserved byte set to ones,
+// and the payload and pad.
+const std::vector<std::byte> kSendOnlyV1Frame = bytes(
+    {0x52, 0x54, 0x00, 0x76, 0x72, 0x02, 0x52, 0x54, 0x00, 0x76, 0x72, 0x01, 0x89, 0x15, 0x60, 0x00,
+     0x00, 0x00, 0x00, 0x18, 0x1b, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+     0xff, 0xff, 0x0a, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+     0xff, 0xff, 0x0a, 0x00, 0x00, 0x02, 0x04, 0x30, 0xff, 0xff, 0x00, 0x00, 0x00, 0x12, 0x80, 0x34,
+     0x56, 0x78, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00, 0x00, 0x00, 0xdc, 0x39, 0xb5, 0xd3});
 
 Path test_path() {
   Path p;
@@ -79,6 +92,95 @@ TEST(RocePacket, DecodesTheHandComputedFrame) {
   EXPECT_EQ(p.path.dgid, test_path().dgid);
   EXPECT_EQ(p.path.hop_limit, 64);
   EXPECT_EQ(p.l3.size(), kIpv4HdrSize);
+}
+
+Packet hello_packet(bool roce_v1) {
+  static const char hello[] = "hello";
+  Packet p;
+  p.path = test_path();
+  p.path.roce_v1 = roce_v1;
+  p.path.ipv4 = !roce_v1;
+  p.bth.opcode = kSendOnly;
+  p.bth.dest_qp = 0x12;
+  p.bth.psn = 0x345678;
+  p.bth.ack_req = true;
+  p.payload = std::as_bytes(std::span(hello, 5));
+  return p;
+}
+
+TEST(RocePacket, EncodesTheHandComputedV1Frame) {
+  std::vector<std::byte> frame;
+  encode_frame(hello_packet(true), &frame);
+  EXPECT_EQ(frame, kSendOnlyV1Frame);
+}
+
+TEST(RocePacket, DecodesTheHandComputedV1Frame) {
+  Packet p;
+  ASSERT_EQ(decode_frame(kSendOnlyV1Frame, &p), DecodeStatus::kOk);
+  EXPECT_TRUE(p.path.roce_v1);
+  EXPECT_FALSE(p.path.ipv4);
+  EXPECT_EQ(p.bth.opcode, kSendOnly);
+  EXPECT_EQ(p.bth.dest_qp, 0x12U);
+  EXPECT_EQ(p.bth.psn, 0x345678U);
+  EXPECT_EQ(p.bth.pad, 3);
+  ASSERT_EQ(p.payload.size(), 5U);
+  EXPECT_EQ(std::memcmp(p.payload.data(), "hello", 5), 0);
+  EXPECT_EQ(p.path.sgid, test_path().sgid);
+  EXPECT_EQ(p.path.dgid, test_path().dgid);
+  EXPECT_EQ(p.path.hop_limit, 64);
+  // A UD receive buffer gets these 40 bytes as its GRH.
+  ASSERT_EQ(p.l3.size(), kGrhSize);
+  EXPECT_EQ(p.l3.data(), kSendOnlyV1Frame.data() + sizeof(wire::EthHdr));
+}
+
+TEST(RocePacket, V1IcrcCatchesEveryCorruptedByte) {
+  // The GRH's traffic class, flow label and hop limit, and the BTH's
+  // reserved byte, are masked out of the ICRC and nothing else checks
+  // them; every other byte after the Ethernet header counts.
+  constexpr size_t kGrh = sizeof(wire::EthHdr);
+  constexpr size_t kBth = kGrh + sizeof(wire::Ipv6Hdr);
+  for (size_t i = kGrh; i < kSendOnlyV1Frame.size(); ++i) {
+    auto f = kSendOnlyV1Frame;
+    f[i] ^= std::byte{0x01};
+    Packet p;
+    const DecodeStatus st = decode_frame(f, &p);
+    const bool version_byte = i == kGrh;  // its low nibble is traffic class
+    const bool masked =
+        (i > kGrh && i < kGrh + 4) || i == kGrh + 7 || i == kBth + offsetof(wire::Bth, fecn_becn);
+    if (masked || version_byte) {
+      EXPECT_EQ(st, DecodeStatus::kOk) << i;
+    } else {
+      EXPECT_NE(st, DecodeStatus::kOk) << i;
+    }
+  }
+}
+
+TEST(RocePacket, V1RejectsABrokenGrh) {
+  constexpr size_t kGrh = sizeof(wire::EthHdr);
+  Packet p;
+  auto f = kSendOnlyV1Frame;
+  f[kGrh] = std::byte{0x40};  // IP version 4 in a GRH
+  EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kMalformed);
+  f = kSendOnlyV1Frame;
+  f[kGrh + 6] = std::byte{wire::kIpProtoUdp};  // next header not the BTH
+  EXPECT_EQ(decode_frame(f, &p), DecodeStatus::kMalformed);
+  for (const unsigned plen : {0U, 15U, 25U, 0xffffU}) {
+    f = kSendOnlyV1Frame;
+    f[kGrh + 4] = std::byte(plen >> 8);
+    f[kGrh + 5] = std::byte(plen & 0xff);
+    EXPECT_NE(decode_frame(f, &p), DecodeStatus::kOk) << plen;
+  }
+  for (size_t n = 0; n < kSendOnlyV1Frame.size(); ++n) {
+    std::vector<std::byte> t(kSendOnlyV1Frame.begin(),
+                             kSendOnlyV1Frame.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_NE(decode_frame(t, &p), DecodeStatus::kOk) << n;
+  }
+  // Padding after the GRH's payload (short Ethernet frames are padded)
+  // is not part of the packet.
+  f = kSendOnlyV1Frame;
+  f.resize(f.size() + 6);
+  ASSERT_EQ(decode_frame(f, &p), DecodeStatus::kOk);
+  EXPECT_EQ(p.payload.size(), 5U);
 }
 
 // zlib's crc32 over the same bytes, in one call.
@@ -206,6 +308,7 @@ void expect_same(const Packet& a, const Packet& b) {
   EXPECT_EQ(a.path.dmac, b.path.dmac);
   EXPECT_EQ(a.path.vlan, b.path.vlan);
   EXPECT_EQ(a.path.ipv4, b.path.ipv4);
+  EXPECT_EQ(a.path.roce_v1, b.path.roce_v1);
   EXPECT_EQ(a.path.sgid, b.path.sgid);
   EXPECT_EQ(a.path.dgid, b.path.dgid);
   EXPECT_EQ(a.path.traffic_class, b.path.traffic_class);
@@ -254,7 +357,7 @@ TEST(RocePacket, ReceivedViewIsWhatDecodeGives) {
     if (oi.kind == OpKind::kInvalid) {
       continue;
     }
-    for (int variant = 0; variant < 8; ++variant) {
+    for (int variant = 0; variant < 12; ++variant) {
       SCOPED_TRACE(std::string(opcode_name(static_cast<uint8_t>(code))) + " variant " +
                    std::to_string(variant));
       Packet p;
@@ -263,6 +366,10 @@ TEST(RocePacket, ReceivedViewIsWhatDecodeGives) {
         p.path.ipv4 = false;
         p.path.sgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
         p.path.dgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1};
+      }
+      if (variant >= 8) {  // RoCEv1, with IPv4-mapped or other GIDs
+        p.path.roce_v1 = true;
+        p.path.ipv4 = false;
       }
       p.path.vlan = (variant & 2) != 0 ? static_cast<uint16_t>(g() & 0xffff) : kNoVlan;
       if (p.path.vlan == kNoVlan && (variant & 2) != 0) {
@@ -289,7 +396,7 @@ TEST(RocePacket, ReceivedViewIsWhatDecodeGives) {
       p.ieth = static_cast<uint32_t>(g());
       p.deth = {static_cast<uint32_t>(g()), static_cast<uint32_t>(g())};
       if ((oi.bits & kHasPayload) != 0) {
-        p.payload = std::span(data).first(297 + static_cast<size_t>(variant / 2));
+        p.payload = std::span(data).first(297 + static_cast<size_t>(variant % 8 / 2));
       }
       std::vector<std::byte> frame;
       const FrameLayout lay = build_frame(p, p.payload.size(), &frame);
@@ -302,7 +409,7 @@ TEST(RocePacket, ReceivedViewIsWhatDecodeGives) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 8 * 30);  // RC, UC, UD and CNP opcodes
+  EXPECT_GE(checked, 12 * 30);  // RC, UC, UD and CNP opcodes
 }
 
 TEST(RocePacket, Ipv6RoundTrip) {

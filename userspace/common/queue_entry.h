@@ -366,8 +366,9 @@ struct CqeFields {
   bool has_imm = false;
   bool has_inv = false;  // a SEND_WITH_INV received: imm is the key invalidated
   uint32_t imm = 0;
-  bool grh = false;   // UD receive: a GRH starts the buffer
-  bool ipv4 = false;  // ... and it holds an IPv4 header
+  bool grh = false;      // UD receive: a GRH starts the buffer
+  bool ipv4 = false;     // ... and it holds an IPv4 header
+  bool roce_v1 = false;  // ... or a RoCEv1 GRH, as received
   uint32_t qpn = 0;
   uint32_t src_qp = 0;
   uint32_t wqe_idx = 0;
@@ -384,12 +385,12 @@ inline void cqe_write(std::byte* slot, const CqeFields& f, uint32_t idx,
   e.qpn = to_le32(f.qpn);
   e.src_qp = to_le32(f.src_qp);
   e.wqe_idx = to_le32(f.wqe_idx);
-  const uint32_t info = field_prep<VRNIC_CQE_OPCODE_MASK>(f.opcode) |
-                        field_prep<VRNIC_CQE_STATUS_MASK>(f.status) |
-                        field_prep<VRNIC_CQE_VENDOR_ERR_MASK>(f.vendor_err) |
-                        (f.has_imm ? VRNIC_CQE_F_IMM : 0) | (f.has_inv ? VRNIC_CQE_F_INV : 0) |
-                        (f.grh ? VRNIC_CQE_F_GRH : 0) | (f.ipv4 ? VRNIC_CQE_F_IPV4 : 0) |
-                        field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(idx, log_depth));
+  const uint32_t info =
+      field_prep<VRNIC_CQE_OPCODE_MASK>(f.opcode) | field_prep<VRNIC_CQE_STATUS_MASK>(f.status) |
+      field_prep<VRNIC_CQE_VENDOR_ERR_MASK>(f.vendor_err) | (f.has_imm ? VRNIC_CQE_F_IMM : 0) |
+      (f.has_inv ? VRNIC_CQE_F_INV : 0) | (f.grh ? VRNIC_CQE_F_GRH : 0) |
+      (f.ipv4 ? VRNIC_CQE_F_IPV4 : 0) | (f.roce_v1 ? VRNIC_CQE_F_ROCE_V1 : 0) |
+      field_prep<VRNIC_CQE_OWNER_MASK>(ring_owner(idx, log_depth));
   std::memcpy(slot, &e, offsetof(vrnic_cqe, info));
   // The owner word last: the consumer reads nothing before it.
   store_release32(slot + offsetof(vrnic_cqe, info), to_le32(info));
@@ -419,6 +420,7 @@ inline bool cqe_read(const std::byte* slot, uint32_t ci, uint32_t log_depth,
   out->has_inv = (info & VRNIC_CQE_F_INV) != 0;
   out->grh = (info & VRNIC_CQE_F_GRH) != 0;
   out->ipv4 = (info & VRNIC_CQE_F_IPV4) != 0;
+  out->roce_v1 = (info & VRNIC_CQE_F_ROCE_V1) != 0;
   if (vrnic_cqe_opcode_valid(out->opcode) == 0 || vrnic_cqe_status_valid(out->status) == 0) {
     out->status = VRNIC_CQE_GENERAL_ERR;
     out->opcode = VRNIC_CQE_SEND;

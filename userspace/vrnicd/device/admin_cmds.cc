@@ -147,13 +147,15 @@ AqResult Device::cmd_set_gid(const vrnic_aq_cmd& cmd) {
     return {};
   }
   const uint16_t vlan = vrnic::le16(c.vlan_id);
-  if (vrnic::le32(c.type) != VRNIC_GID_TYPE_ROCE_V2 || (vlan != 0xffff && vlan > 4095)) {
+  const uint32_t type = vrnic::le32(c.type);
+  if ((type != VRNIC_GID_TYPE_ROCE_V2 && type != VRNIC_GID_TYPE_ROCE_V1) ||
+      (vlan != 0xffff && vlan > 4095)) {
     return status(VRNIC_AQ_STATUS_BAD_PARAM);
   }
   GidEntry g;
   g.valid = true;
   std::memcpy(g.gid.data(), c.gid, g.gid.size());
-  g.type = VRNIC_GID_TYPE_ROCE_V2;
+  g.type = type;
   g.vlan_id = vlan;
   std::memcpy(g.mac.data(), c.mac, g.mac.size());
   port_.set_gid(index, g);

@@ -356,7 +356,8 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
       VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_RC_RNR_NAK_GEN |
       VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
       VRNIC_DEV_CAP_BLOCK_MCAST_LB | VRNIC_DEV_CAP_CQ_MODERATION | VRNIC_DEV_CAP_ATOMIC_WRITE |
-      VRNIC_DEV_CAP_FLUSH_GLOBAL | (mem_.persistent() ? VRNIC_DEV_CAP_FLUSH_PERSISTENT : 0U));
+      VRNIC_DEV_CAP_FLUSH_GLOBAL | VRNIC_DEV_CAP_ROCE_V1 |
+      (mem_.persistent() ? VRNIC_DEV_CAP_FLUSH_PERSISTENT : 0U));
   a.max_qp = vrnic::to_le32(l.max_qp);
   a.max_qp_wr = vrnic::to_le32(l.max_qp_wr);
   a.max_send_sge = vrnic::to_le32(l.max_send_sge);

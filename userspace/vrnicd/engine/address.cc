@@ -40,8 +40,10 @@ bool resolve_path(const AddressVector& av, uint32_t qpn, const Port& port, roce:
   const GidEntry& g = gids[av.sgid_index];
   path->sgid = g.gid;
   path->dgid = av.dgid;
-  path->ipv4 = roce::gid_is_ipv4_mapped(path->sgid);
-  if (path->ipv4 != roce::gid_is_ipv4_mapped(path->dgid)) {
+  // RoCEv1 carries any two GIDs in its GRH; RoCEv2 needs one IP version.
+  path->roce_v1 = g.type == VRNIC_GID_TYPE_ROCE_V1;
+  path->ipv4 = !path->roce_v1 && roce::gid_is_ipv4_mapped(path->sgid);
+  if (!path->roce_v1 && path->ipv4 != roce::gid_is_ipv4_mapped(path->dgid)) {
     return false;
   }
   path->smac = g.mac;

@@ -18,8 +18,9 @@ class Port;
 AddressVector address_from_wire(const vrnic_av& av);
 vrnic_av address_to_wire(const AddressVector& av);
 
-// The L2/L3 path of packets to av from the port's GID av.sgid_index.  false
-// if that GID is not valid or the address families differ.
+// The L2/L3 path of packets to av from the port's GID av.sgid_index, in
+// that GID's encapsulation (RoCEv2 or RoCEv1).  false if that GID is not
+// valid or, for RoCEv2, the address families differ.
 bool resolve_path(const AddressVector& av, uint32_t qpn, const Port& port, roce::Path* path);
 
 }  // namespace vrnicd

@@ -89,6 +89,7 @@ bool Cq::post(const roce::Completion& c, uint32_t qpn, EngineHost& host, const C
   f.imm = c.imm;
   f.grh = c.grh;
   f.ipv4 = c.ipv4;
+  f.roce_v1 = c.roce_v1;
   f.qpn = qpn;
   f.src_qp = c.src_qp;
   f.wqe_idx = c.wqe_idx;

@@ -106,6 +106,10 @@ struct Ipv6Hdr {
 static_assert(sizeof(Ipv6Hdr) == 40);
 
 constexpr uint32_t kIpv6VersionShift = 28;
+// RoCEv1 (IBTA annex A16): Ethertype 0x8915, then a GRH, which has the
+// IPv6 header's layout (version 6), its next header the BTH.
+constexpr uint16_t kEtherTypeRoceV1 = 0x8915;
+constexpr uint8_t kGrhNextHeaderBth = 0x1b;
 constexpr uint32_t kIpv6ClassShift = 20;
 constexpr uint32_t kIpv6FlowLabelMask = 0xfffff;
 

@@ -182,33 +182,37 @@ uint32_t crc32_update(uint32_t crc, std::span<const std::byte> bytes) noexcept {
 }
 
 uint32_t compute_icrc(std::span<const std::byte> frame, size_t l3, size_t bth, size_t end,
-                      bool ipv4) {
+                      Network net) {
   std::array<std::byte, sizeof(wire::Ipv6Hdr) + sizeof(wire::UdpHdr) + sizeof(wire::Bth)> pseudo{};
   const std::span<std::byte> out(pseudo);
-  size_t udp = 0;
-  if (ipv4) {
+  size_t len = 0;
+  if (net == Network::kIpv4) {
     auto ip = wire::load<wire::Ipv4Hdr>(frame, l3);
     ip.tos = 0xff;
     ip.ttl = 0xff;
     ip.checksum.set_ones();
     wire::store(out, 0, ip);
-    udp = sizeof(ip);
+    len = sizeof(ip);
   } else {
+    // IPv6, or RoCEv1's GRH, which IBA masks the same way: traffic class,
+    // flow label and hop limit; the version stays.
     auto ip = wire::load<wire::Ipv6Hdr>(frame, l3);
-    // Traffic class and flow label; the version stays.
     ip.version_class_flow.set(wire::get32(ip.version_class_flow) |
                               ((1U << wire::kIpv6VersionShift) - 1));
     ip.hop_limit = 0xff;
     wire::store(out, 0, ip);
-    udp = sizeof(ip);
+    len = sizeof(ip);
   }
-  auto u = wire::load<wire::UdpHdr>(frame, l3 + udp);
-  u.checksum.set_ones();
-  wire::store(out, udp, u);
+  if (net != Network::kRoceV1) {
+    auto u = wire::load<wire::UdpHdr>(frame, l3 + len);
+    u.checksum.set_ones();
+    wire::store(out, len, u);
+    len += sizeof(u);
+  }
   auto b = wire::load<wire::Bth>(frame, bth);
   b.fecn_becn = 0xff;
-  wire::store(out, udp + sizeof(u), b);
-  const size_t masked_len = udp + sizeof(u) + sizeof(b);
+  wire::store(out, len, b);
+  const size_t masked_len = len + sizeof(b);
 
   // The 64 bits of ones are the same in every frame: their CRC is taken once.
   static const uint32_t kOnesCrc = [] {
@@ -231,7 +235,9 @@ size_t put_l2(std::span<std::byte> f, const Path& path) {
   wire::EthHdr eth{};
   eth.dst = path.dmac;
   eth.src = path.smac;
-  const uint16_t ethertype = path.ipv4 ? wire::kEtherTypeIpv4 : wire::kEtherTypeIpv6;
+  const uint16_t ethertype = path.roce_v1 ? wire::kEtherTypeRoceV1
+                             : path.ipv4  ? wire::kEtherTypeIpv4
+                                          : wire::kEtherTypeIpv6;
   if (path.vlan == kNoVlan) {
     eth.ethertype.set(ethertype);
     wire::store(f, 0, eth);
@@ -246,9 +252,10 @@ size_t put_l2(std::span<std::byte> f, const Path& path) {
   return sizeof(eth) + sizeof(tag);
 }
 
-// IPv4 or IPv6 carrying udp_len bytes of UDP.  Returns the header's size.
+// IPv4 or IPv6 carrying udp_len bytes of UDP, or RoCEv1's GRH carrying
+// that many bytes of BTH and on.  Returns the header's size.
 size_t put_l3(std::span<std::byte> f, size_t off, const Path& path, size_t udp_len) {
-  if (path.ipv4) {
+  if (path.ipv4 && !path.roce_v1) {
     wire::Ipv4Hdr ip{};
     ip.version_ihl = wire::kIpv4VersionIhl;
     ip.tos = path.traffic_class;
@@ -265,7 +272,7 @@ size_t put_l3(std::span<std::byte> f, size_t off, const Path& path, size_t udp_l
   wire::Ipv6Hdr ip{};
   ip.version_class_flow.set(wire::ipv6_word0(path.traffic_class, path.flow_label));
   ip.payload_length.set(udp_len);
-  ip.next_header = wire::kIpProtoUdp;
+  ip.next_header = path.roce_v1 ? wire::kGrhNextHeaderBth : wire::kIpProtoUdp;
   ip.hop_limit = path.hop_limit;
   ip.saddr = path.sgid;
   ip.daddr = path.dgid;
@@ -351,15 +358,17 @@ FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::
   const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
   const Path& path = pkt.path;
   const size_t l2 = sizeof(wire::EthHdr) + (path.vlan != kNoVlan ? sizeof(wire::VlanTag) : 0);
-  const size_t l3_len = path.ipv4 ? sizeof(wire::Ipv4Hdr) : sizeof(wire::Ipv6Hdr);
+  FrameLayout lay;
+  lay.net = path.roce_v1 ? Network::kRoceV1 : path.ipv4 ? Network::kIpv4 : Network::kIpv6;
+  const size_t l3_len = lay.net == Network::kIpv4 ? sizeof(wire::Ipv4Hdr) : sizeof(wire::Ipv6Hdr);
+  const size_t udp_hdr = lay.net == Network::kRoceV1 ? 0 : sizeof(wire::UdpHdr);
   const size_t pad = (4 - (payload_len & 3)) & 3;
   const size_t ib_len =
       sizeof(wire::Bth) + ext_headers_size(oi.bits) + payload_len + pad + wire::kIcrcSize;
-  const size_t udp_len = sizeof(wire::UdpHdr) + ib_len;
+  const size_t udp_len = udp_hdr + ib_len;
 
-  FrameLayout lay;
   lay.l3 = l2;
-  lay.bth = l2 + l3_len + sizeof(wire::UdpHdr);
+  lay.bth = l2 + l3_len + udp_hdr;
   lay.payload = lay.bth + sizeof(wire::Bth) + ext_headers_size(oi.bits);
   lay.payload_len = payload_len;
   lay.icrc = lay.payload + payload_len + pad;
@@ -373,20 +382,21 @@ FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::
 
   put_l2(f, path);
   put_l3(f, lay.l3, path, udp_len);
-  // UDP checksum 0: RoCEv2 relies on the ICRC.
-  wire::UdpHdr udp{};
-  udp.sport.set(path.udp_sport);
-  udp.dport.set(kUdpPort);
-  udp.length.set(udp_len);
-  wire::store(f, lay.l3 + l3_len, udp);
+  if (udp_hdr != 0) {
+    // UDP checksum 0: RoCEv2 relies on the ICRC.
+    wire::UdpHdr udp{};
+    udp.sport.set(path.udp_sport);
+    udp.dport.set(kUdpPort);
+    udp.length.set(udp_len);
+    wire::store(f, lay.l3 + l3_len, udp);
+  }
   put_bth(f, lay.bth, pkt.bth, pad);
   put_ext(f, lay.bth + sizeof(wire::Bth), pkt, oi.bits);
   return lay;
 }
 
 void seal_frame(std::span<std::byte> frame, const FrameLayout& lay) {
-  const bool ipv4 = lay.bth - lay.l3 == sizeof(wire::Ipv4Hdr) + sizeof(wire::UdpHdr);
-  const uint32_t icrc = compute_icrc(frame, lay.l3, lay.bth, lay.icrc, ipv4);
+  const uint32_t icrc = compute_icrc(frame, lay.l3, lay.bth, lay.icrc, lay.net);
   // The ICRC goes on the wire least significant byte first.
   for (size_t i = 0; i < wire::kIcrcSize; ++i) {
     frame[lay.icrc + i] = std::byte(icrc >> (8 * i));
@@ -401,7 +411,12 @@ Packet received_view(const Packet& sent, std::span<const std::byte> frame,
     r.path.vlan &= wire::kVlanIdMask;
   }
   size_t l4 = layout.l3;
-  if (r.path.ipv4) {
+  if (r.path.roce_v1) {
+    r.path.ipv4 = false;
+    r.path.udp_sport = 0;
+    r.path.flow_label &= wire::kIpv6FlowLabelMask;
+    l4 += sizeof(wire::Ipv6Hdr);  // the GRH; l4 is the BTH
+  } else if (r.path.ipv4) {
     r.path.flow_label = 0;
     const auto ip4 = [](const Gid& g) {
       std::array<uint8_t, 4> a{};
@@ -522,15 +537,28 @@ DecodeStatus parse_ipv4(std::span<const std::byte> f, FrameBounds* b, Path* path
     return DecodeStatus::kMalformed;
   }
   path->ipv4 = true;
+  path->roce_v1 = false;
   path->traffic_class = ip.tos;
   path->hop_limit = ip.ttl;
   path->flow_label = 0;
   path->sgid = ipv4_mapped(ip.saddr);
   path->dgid = ipv4_mapped(ip.daddr);
-  b->ipv4 = true;
+  b->net = Network::kIpv4;
   b->l4 = b->l3 + sizeof(ip);
   b->end = b->l3 + total;
   return DecodeStatus::kOk;
+}
+
+// The addressing an IPv6 header, or RoCEv1's GRH, gives a path.
+void take_ipv6_addressing(const wire::Ipv6Hdr& ip, bool roce_v1, Path* path) {
+  const uint32_t w0 = wire::get32(ip.version_class_flow);
+  path->ipv4 = false;
+  path->roce_v1 = roce_v1;
+  path->traffic_class = static_cast<uint8_t>(w0 >> wire::kIpv6ClassShift);
+  path->flow_label = w0 & wire::kIpv6FlowLabelMask;
+  path->hop_limit = ip.hop_limit;
+  path->sgid = ip.saddr;
+  path->dgid = ip.daddr;
 }
 
 DecodeStatus parse_ipv6(std::span<const std::byte> f, FrameBounds* b, Path* path) {
@@ -546,14 +574,33 @@ DecodeStatus parse_ipv6(std::span<const std::byte> f, FrameBounds* b, Path* path
   if (plen < sizeof(wire::UdpHdr) || b->l3 + sizeof(ip) + plen > f.size()) {
     return DecodeStatus::kMalformed;
   }
-  path->ipv4 = false;
-  path->traffic_class = static_cast<uint8_t>(w0 >> wire::kIpv6ClassShift);
-  path->flow_label = w0 & wire::kIpv6FlowLabelMask;
-  path->hop_limit = ip.hop_limit;
-  path->sgid = ip.saddr;
-  path->dgid = ip.daddr;
-  b->ipv4 = false;
+  take_ipv6_addressing(ip, false, path);
+  b->net = Network::kIpv6;
   b->l4 = b->l3 + sizeof(ip);
+  b->end = b->l4 + plen;
+  return DecodeStatus::kOk;
+}
+
+// RoCEv1: a GRH (IP version 6, next header the BTH) whose payload, which
+// ends with the ICRC, fits the frame and holds at least a BTH and an ICRC.
+DecodeStatus parse_grh(std::span<const std::byte> f, FrameBounds* b, Path* path) {
+  if (f.size() < b->l3 + sizeof(wire::Ipv6Hdr)) {
+    return DecodeStatus::kMalformed;
+  }
+  const auto grh = wire::load<wire::Ipv6Hdr>(f, b->l3);
+  const uint32_t w0 = wire::get32(grh.version_class_flow);
+  if ((w0 >> wire::kIpv6VersionShift) != 6 || grh.next_header != wire::kGrhNextHeaderBth) {
+    return DecodeStatus::kMalformed;
+  }
+  const size_t plen = wire::get16(grh.payload_length);
+  if (plen < sizeof(wire::Bth) + wire::kIcrcSize || b->l3 + sizeof(grh) + plen > f.size()) {
+    return DecodeStatus::kMalformed;
+  }
+  take_ipv6_addressing(grh, true, path);
+  path->udp_sport = 0;
+  b->net = Network::kRoceV1;
+  b->l4 = b->l3 + sizeof(grh);
+  b->bth = b->l4;
   b->end = b->l4 + plen;
   return DecodeStatus::kOk;
 }
@@ -651,6 +698,8 @@ DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBou
     st = parse_ipv4(frame, b, path);
   } else if (ethertype == wire::kEtherTypeIpv6) {
     st = parse_ipv6(frame, b, path);
+  } else if (ethertype == wire::kEtherTypeRoceV1) {
+    return parse_grh(frame, b, path);
   } else {
     return DecodeStatus::kNotRoce;
   }
@@ -679,7 +728,7 @@ DecodeStatus decode_frame(std::span<const std::byte> frame, Packet* pkt) {
   if (pkt->bth.pad > payload_and_pad || ((oi.bits & kHasPayload) == 0 && payload_and_pad != 0)) {
     return DecodeStatus::kMalformed;
   }
-  if (compute_icrc(frame, b.l3, b.bth, icrc, b.ipv4) != wire_icrc(frame, icrc)) {
+  if (compute_icrc(frame, b.l3, b.bth, icrc, b.net) != wire_icrc(frame, icrc)) {
     return DecodeStatus::kBadIcrc;
   }
   parse_ext(frame, b.bth + sizeof(wire::Bth), oi.bits, pkt);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// RoCEv2 packets as they appear on Ethernet: Ethernet (optionally VLAN
-// tagged), IPv4 or IPv6, UDP to port 4791, the InfiniBand base transport
-// header (BTH), the extended headers the opcode calls for (RETH, AETH,
-// AtomicETH, AtomicAckETH, ImmDt, IETH, DETH), payload, pad and the
+// RoCE packets as they appear on Ethernet: Ethernet (optionally VLAN
+// tagged), then for RoCEv2 IPv4 or IPv6 and UDP to port 4791, for RoCEv1
+// Ethertype 0x8915 and a GRH; the InfiniBand base transport header (BTH), the extended headers the
+// opcode calls for (RETH, AETH, AtomicETH, AtomicAckETH, ImmDt, IETH, DETH), payload, pad and the
 // invariant CRC (ICRC).  Encoding and decoding only: no protocol state.
 // Every field from the wire is checked before use; a frame that does not
 // parse is rejected, never read past its end.
@@ -164,12 +164,16 @@ struct Deth {
 using Gid = std::array<uint8_t, 16>;
 using Mac = std::array<uint8_t, 6>;
 
+// The network layer of a RoCE frame, which decides what its ICRC covers.
+enum class Network : uint8_t { kIpv4, kIpv6, kRoceV1 };
+
 // Where a packet travels: L2 and L3 addressing.
 struct Path {
   Mac smac{};
   Mac dmac{};
   uint16_t vlan = kNoVlan;
-  bool ipv4 = true;  // IPv4-mapped GIDs travel as IPv4
+  bool ipv4 = true;      // RoCEv2: IPv4-mapped GIDs travel as IPv4
+  bool roce_v1 = false;  // RoCEv1: a GRH after Ethertype 0x8915 (ipv4 false)
   Gid sgid{};
   Gid dgid{};
   uint8_t traffic_class = 0;
@@ -203,7 +207,8 @@ struct Packet {
 
 // Offsets of a built frame, for filling in the payload and sealing.
 struct FrameLayout {
-  size_t l3 = 0;       // start of the IP header
+  Network net = Network::kIpv4;
+  size_t l3 = 0;       // start of the IP header (RoCEv1: the GRH)
   size_t bth = 0;      // start of the BTH
   size_t payload = 0;  // start of the payload
   size_t payload_len = 0;
@@ -227,25 +232,26 @@ void encode_frame(const Packet& pkt, std::vector<std::byte>* out);
 
 enum class DecodeStatus : uint8_t {
   kOk,
-  kNotRoce,    // not IP/UDP to port 4791: some other frame
-  kMalformed,  // RoCEv2, but lengths or headers do not add up
+  kNotRoce,    // not IP/UDP to port 4791 nor RoCEv1's GRH: some other frame
+  kMalformed,  // RoCE, but lengths or headers do not add up
   kBadIcrc,
   kBadOpcode,  // an opcode vrnic does not know
 };
 const char* decode_status_name(DecodeStatus s) noexcept;
 
-// Where the layers of a RoCEv2 frame start, as offsets into the frame.
+// Where the layers of a RoCE frame start, as offsets into the frame.
 struct FrameBounds {
-  size_t l3 = 0;   // the IP header
-  size_t l4 = 0;   // the UDP header
+  size_t l3 = 0;   // the IP header, or RoCEv1's GRH
+  size_t l4 = 0;   // the UDP header (RoCEv1: the BTH)
   size_t bth = 0;  // the BTH: the UDP payload
-  size_t end = 0;  // the end of the IP datagram (the frame may be padded)
-  bool ipv4 = true;
+  size_t end = 0;  // the end of the IP datagram or GRH payload (the frame may be padded)
+  Network net = Network::kIpv4;
 };
 
-// The network layers only: Ethernet (802.1Q tagged or not), IPv4 without
-// options or IPv6, and UDP to port 4791 with room for a BTH and an ICRC.
-// Fills in the addressing part of path.  kNotRoce for any other frame.
+// The network layers only: Ethernet (802.1Q tagged or not), then IPv4
+// without options or IPv6, and UDP to port 4791, or RoCEv1's GRH, with
+// room for a BTH and an ICRC.  Fills in the addressing part of path.
+// kNotRoce for any other frame.
 DecodeStatus locate_frame(std::span<const std::byte> frame, Path* path, FrameBounds* bounds);
 
 // Parse a frame.  On kOk, pkt's payload points into frame.
@@ -257,7 +263,7 @@ uint32_t crc32_update(uint32_t crc, std::span<const std::byte> bytes) noexcept;
 
 // The ICRC of a frame whose headers start at layout.l3 (for tests).
 uint32_t compute_icrc(std::span<const std::byte> frame, size_t l3, size_t bth, size_t end,
-                      bool ipv4);
+                      Network net);
 
 std::string describe(const Packet& pkt);
 

@@ -730,6 +730,7 @@ void QpTransport::on_request_ud(const Packet& pkt) {
   c.src_qp = pkt.deth.src_qp;
   c.grh = true;
   c.ipv4 = pkt.path.ipv4;
+  c.roce_v1 = pkt.path.roce_v1;
   c.solicited = pkt.bth.solicited;
   if ((opcode_info(pkt.bth.opcode).bits & kHasImm) != 0) {
     c.has_imm = true;

@@ -155,6 +155,7 @@ struct Completion {
   uint32_t src_qp = 0;
   bool grh = false;
   bool ipv4 = false;
+  bool roce_v1 = false;    // UD: a RoCEv1 datagram (its GRH as received)
   bool solicited = false;  // for solicited-only CQ notification
   uint8_t vendor_err = 0;  // why it failed (VRNIC_VERR_*)
 };
