@@ -341,7 +341,7 @@ int vrnic_cmd_query_port(struct vrnic_dev *dev, struct vrnic_port_attrs *pa);
 int vrnic_cmd_modify_port(struct vrnic_dev *dev, u32 netdev_state, u32 mtu,
 			  const u8 *mac);
 int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
-		      u16 vlan_id, const u8 *mac);
+		      u32 type, u16 vlan_id, const u8 *mac);
 int vrnic_cmd_clear_gid(struct vrnic_dev *dev, u32 index);
 int vrnic_cmd_create_eq(struct vrnic_dev *dev, struct vrnic_eq *eq);
 int vrnic_cmd_destroy_eq(struct vrnic_dev *dev, u32 eqn);

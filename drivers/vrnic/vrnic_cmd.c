@@ -176,7 +176,7 @@ int vrnic_cmd_modify_port(struct vrnic_dev *dev, u32 netdev_state, u32 mtu,
 }
 
 int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
-		      u16 vlan_id, const u8 *mac)
+		      u32 type, u16 vlan_id, const u8 *mac)
 {
 	union vrnic_aq_cmd cmd;
 
@@ -184,7 +184,7 @@ int vrnic_cmd_set_gid(struct vrnic_dev *dev, u32 index, const u8 *gid,
 	cmd.set_gid.port = cpu_to_le32(1);
 	cmd.set_gid.index = cpu_to_le32(index);
 	memcpy(cmd.set_gid.gid, gid, sizeof(cmd.set_gid.gid));
-	cmd.set_gid.type = cpu_to_le32(VRNIC_GID_TYPE_ROCE_V2);
+	cmd.set_gid.type = cpu_to_le32(type);
 	cmd.set_gid.vlan_id = cpu_to_le16(vlan_id);
 	ether_addr_copy(cmd.set_gid.mac, mac);
 	return vrnic_cmdq_exec(&dev->cmdq, &cmd, NULL);

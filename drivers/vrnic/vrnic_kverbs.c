@@ -349,8 +349,12 @@ static void vrnic_fill_wc(struct vrnic_cqe *cqe, u32 info, struct ib_qp *qp,
 	}
 	if (info & VRNIC_CQE_F_GRH) {
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc->network_hdr_type = (info & VRNIC_CQE_F_IPV4) ?
-				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+		if (info & VRNIC_CQE_F_ROCE_V1)
+			wc->network_hdr_type = RDMA_NETWORK_ROCE_V1;
+		else if (info & VRNIC_CQE_F_IPV4)
+			wc->network_hdr_type = RDMA_NETWORK_IPV4;
+		else
+			wc->network_hdr_type = RDMA_NETWORK_IPV6;
 	}
 }
 

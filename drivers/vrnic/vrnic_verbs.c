@@ -140,6 +140,9 @@ int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 	immutable->pkey_tbl_len = dev->port.pkey_tbl_len;
 	immutable->gid_tbl_len = dev->port.gid_tbl_len;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	/* RoCEv1 GIDs beside the v2 ones, as mlx5 has them */
+	if (dev->attrs.dev_caps & VRNIC_DEV_CAP_ROCE_V1)
+		immutable->core_cap_flags |= RDMA_CORE_PORT_IBA_ROCE;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
@@ -162,14 +165,21 @@ int vrnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	struct vrnic_dev *dev = to_vdev(attr->device);
 	u8 mac[ETH_ALEN];
 	u16 vlan_id;
+	u32 type;
 	int err;
 
-	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+	if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
+		type = VRNIC_GID_TYPE_ROCE_V2;
+	else if (attr->gid_type == IB_GID_TYPE_ROCE &&
+		 (dev->attrs.dev_caps & VRNIC_DEV_CAP_ROCE_V1))
+		type = VRNIC_GID_TYPE_ROCE_V1;
+	else
 		return -EINVAL;
 	err = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
 	if (err)
 		return err;
-	return vrnic_cmd_set_gid(dev, attr->index, attr->gid.raw, vlan_id, mac);
+	return vrnic_cmd_set_gid(dev, attr->index, attr->gid.raw, type, vlan_id,
+				 mac);
 }
 
 int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
