@@ -121,6 +121,25 @@ require_ucx_verbs() {
 	exit 4
 }
 
+# gid_index_of GID TYPE: the index of the GID table entry of
+# $VRNIC_IBDEV's port 1 holding GID (as sysfs writes it out:
+# 0000:...:0001) with that type ("RoCE v2", "IB/RoCE v1"); waits up to
+# 10 s for it to appear.
+gid_index_of() {
+	local port=/sys/class/infiniband/$VRNIC_IBDEV/ports/1 g i try gid type
+	for ((try = 0; try < 100; try++)); do
+		for g in "$port"/gids/*; do
+			i=${g##*/}
+			read -r gid <"$g" 2>/dev/null || continue
+			[[ $gid == "$1" ]] || continue
+			read -r type <"$port/gid_attrs/types/$i" 2>/dev/null || continue
+			[[ $type == "$2" ]] && { echo "$i"; return 0; }
+		done
+		nap 0.1
+	done
+	return 1
+}
+
 # The kind of RDMA device the peer guest has: vrnic or rxe.
 peer_kind() { echo "${VRNIC_PEER_KIND:-vrnic}"; }
 

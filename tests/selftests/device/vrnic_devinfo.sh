@@ -4,8 +4,8 @@
 # ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
 # layer and port state, the CQ moderation limits, the ATOMIC_WRITE
 # capability, every limit the device
-# reports (compared with what vrnicd says it serves), and the RoCEv2 GID of
-# the NIC's IPv4 address.
+# reports (compared with what vrnicd says it serves), and the RoCEv2 and
+# RoCEv1 GIDs of the NIC's IPv4 address, with a ping-pong over the v1 one.
 # boots: one
 # tags: smoke device stack
 # order: 10
@@ -18,7 +18,7 @@ keys=(fw_ver node_guid sys_image_guid vendor_id vendor_part_id hw_ver
 	max_cqe max_mr max_pd max_qp_rd_atom max_qp_init_rd_atom max_mcast_grp
 	max_mcast_qp_attach max_ah max_srq max_srq_wr max_srq_sge max_pkeys
 	local_ca_ack_delay phys_port_cnt gid_tbl_len max_mtu)
-ktap_plan $((11 + ${#keys[@]}))
+ktap_plan $((13 + ${#keys[@]}))
 
 devices=$(ibv_devices 2>&1)
 grep -Eq "^\s+$VRNIC_IBDEV\s+[0-9a-f]{16}$" <<<"$devices"
@@ -46,6 +46,28 @@ ktap_check "phys_state is LINK_UP" $? "phys_state: $(field phys_state)"
 gidline=$(grep -E "GID\[ *$VRNIC_GID_INDEX\]:" <<<"$out")
 [[ $gidline == *"::ffff:$VRNIC_IP, RoCE v2" ]]
 ktap_check "GID[$VRNIC_GID_INDEX] is ::ffff:$VRNIC_IP, RoCE v2" $? "$gidline"
+# Its RoCEv1 twin (VRNIC_DEV_CAP_ROCE_V1), as mlx5 lists both; ibv_devinfo
+# writes a v1 GID out in full, not as an IPv4-mapped address.
+# shellcheck disable=SC2086 # the address's four octets, split
+printf -v hex '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${VRNIC_IP//./ }
+v1line=$(grep -E "GID\[ *[0-9]+\]:\s+($hex|::ffff:$VRNIC_IP), RoCE v1" <<<"$out")
+v1=$(sed -E 's/^.*GID\[ *([0-9]+)\].*$/\1/' <<<"$v1line")
+[[ -n $v1 && $v1 != "$VRNIC_GID_INDEX" ]]
+ktap_check "GID[${v1:-none}] is ::ffff:$VRNIC_IP, RoCE v1" $? "$(grep -E 'GID\[' <<<"$out")"
+# RC over it, inside the device (its own GID: internal loopback).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+timeout 60 ibv_rc_pingpong -d "$VRNIC_IBDEV" -g "${v1:-0}" -p 18531 -n 200 -s 4096 -c >"$tmp/srv" 2>&1 &
+srv=$!
+wait_listening 18531 >/dev/null 2>&1 || nap 1
+timeout 60 ibv_rc_pingpong -d "$VRNIC_IBDEV" -g "${v1:-0}" -p 18531 -n 200 -s 4096 -c 127.0.0.1 >"$tmp/cli" 2>&1
+crc=$?
+wait "$srv"
+src=$?
+line=$(grep 'iters in' "$tmp/cli")
+[[ $crc == 0 && $src == 0 && $line == "200 iters in"* ]]
+ktap_check "ibv_rc_pingpong over the RoCE v1 GID, data checked: $line" $? \
+	"exit $crc/$src: $(tail -n 3 "$tmp/cli" "$tmp/srv")"
 
 # Completion event moderation (ibv_modify_cq), with ConnectX's limits.
 [[ $(field max_cq_count) == 65535 ]]

@@ -27,20 +27,6 @@ restore() {
 }
 trap restore EXIT
 
-# gid_index ADDRESS-AS-GID: the RoCE v2 GID table index holding it.
-gid_index() {
-	local port=/sys/class/infiniband/$VRNIC_IBDEV/ports/1 g i
-	for _ in $(seq 100); do
-		for g in "$port"/gids/*; do
-			i=${g##*/}
-			[[ $(cat "$g" 2>/dev/null) == "$1" ]] || continue
-			[[ $(cat "$port/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] && { echo "$i"; return 0; }
-		done
-		nap 0.1
-	done
-	return 1
-}
-
 ip link set "$VRNIC_NETDEV" mtu 9000
 mtu=
 for _ in $(seq 50); do
@@ -52,7 +38,7 @@ done
 ktap_check "$VRNIC_NETDEV MTU 9000: $VRNIC_IBDEV active_mtu $mtu" $?
 
 ip -6 addr add "$ip6/64" dev "$VRNIC_NETDEV" nodad
-gix=$(gid_index "fd00:0099:0000:0000:0000:0000:0000:000$((VRNIC_VM + 1))")
+gix=$(gid_index_of "fd00:0099:0000:0000:0000:0000:0000:000$((VRNIC_VM + 1))" "RoCE v2")
 [[ -n $gix ]]
 ktap_check "a RoCE v2 GID for $ip6 (index ${gix:-none})" $?
 pair_sync ipv6-jumbo.ready 60 || true
