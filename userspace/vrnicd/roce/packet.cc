@@ -403,33 +403,43 @@ void seal_frame(std::span<std::byte> frame, const FrameLayout& lay) {
   }
 }
 
+namespace {
+
+// The path a received frame's headers give, for a frame built from sent:
+// only what the headers can carry.  Returns the size of its network
+// header (IPv4, IPv6 or the GRH).
+size_t received_path(const Path& sent, Path* r) {
+  *r = sent;
+  if (r->vlan != kNoVlan) {
+    r->vlan &= wire::kVlanIdMask;
+  }
+  if (r->roce_v1) {
+    r->ipv4 = false;
+    r->udp_sport = 0;
+    r->flow_label &= wire::kIpv6FlowLabelMask;
+    return sizeof(wire::Ipv6Hdr);  // the GRH
+  }
+  if (!r->ipv4) {
+    r->flow_label &= wire::kIpv6FlowLabelMask;
+    return sizeof(wire::Ipv6Hdr);
+  }
+  r->flow_label = 0;
+  const auto ip4 = [](const Gid& g) {
+    std::array<uint8_t, 4> a{};
+    std::copy(g.begin() + 12, g.end(), a.begin());
+    return ipv4_mapped(a);
+  };
+  r->sgid = ip4(sent.sgid);
+  r->dgid = ip4(sent.dgid);
+  return sizeof(wire::Ipv4Hdr);
+}
+
+}  // namespace
+
 Packet received_view(const Packet& sent, std::span<const std::byte> frame,
                      const FrameLayout& layout) {
   Packet r;
-  r.path = sent.path;
-  if (r.path.vlan != kNoVlan) {
-    r.path.vlan &= wire::kVlanIdMask;
-  }
-  size_t l4 = layout.l3;
-  if (r.path.roce_v1) {
-    r.path.ipv4 = false;
-    r.path.udp_sport = 0;
-    r.path.flow_label &= wire::kIpv6FlowLabelMask;
-    l4 += sizeof(wire::Ipv6Hdr);  // the GRH; l4 is the BTH
-  } else if (r.path.ipv4) {
-    r.path.flow_label = 0;
-    const auto ip4 = [](const Gid& g) {
-      std::array<uint8_t, 4> a{};
-      std::copy(g.begin() + 12, g.end(), a.begin());
-      return ipv4_mapped(a);
-    };
-    r.path.sgid = ip4(sent.path.sgid);
-    r.path.dgid = ip4(sent.path.dgid);
-    l4 += sizeof(wire::Ipv4Hdr);
-  } else {
-    r.path.flow_label &= wire::kIpv6FlowLabelMask;
-    l4 += sizeof(wire::Ipv6Hdr);
-  }
+  const size_t l4 = layout.l3 + received_path(sent.path, &r.path);
   r.bth = sent.bth;
   r.bth.pad = static_cast<uint8_t>((4 - (layout.payload_len & 3)) & 3);
   r.bth.dest_qp &= kQpnMask;
