@@ -136,6 +136,9 @@ enum vrnic_fatal_code {
 	VRNIC_FATAL_DMA = 3,		/* device could not reach a ring */
 	VRNIC_FATAL_SHUTDOWN = 4,	/* device process is exiting */
 	VRNIC_FATAL_INTERNAL = 5,
+	VRNIC_FATAL_DIED = 6,		/* device process died (its keeper
+					 * reports it)
+					 */
 };
 
 /*

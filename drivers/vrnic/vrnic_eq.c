@@ -223,9 +223,14 @@ irqreturn_t vrnic_ctrl_irq(int irq, void *data)
 	struct vrnic_dev *dev = data;
 	u32 state = vrnic_reg_read(dev, VRNIC_REG_STATE);
 
-	if (state == VRNIC_STATE_FATAL || state == VRNIC_STATE_GONE) {
-		vrnic_dev_fatal(dev, state == VRNIC_STATE_GONE ?
-				"device shut down" : "device reported a fatal error");
+	if (state == VRNIC_STATE_GONE) {
+		vrnic_dev_fatal(dev, "device shut down");
+		return IRQ_HANDLED;
+	}
+	if (state == VRNIC_STATE_FATAL) {
+		vrnic_dev_fatal(dev, vrnic_reg_read(dev, VRNIC_REG_FATAL_CODE) ==
+				VRNIC_FATAL_DIED ? "the device process died" :
+				"device reported a fatal error");
 		return IRQ_HANDLED;
 	}
 	if (READ_ONCE(dev->cmdq.running))

@@ -212,6 +212,55 @@ TEST(IvshmemKeeper, HandsTheDeviceToTheNextServer) {
   EXPECT_EQ(err, "");  // no keeper: a device of one's own
 }
 
+// A vrnicd that dies with its device READY: the keeper writes FATAL with
+// code DIED into BAR2 and raises vector 0, as a NIC reports dead firmware,
+// so that the driver knows at once.  A device that had shut down (GONE)
+// keeps what it said, and nothing is raised.
+TEST(IvshmemKeeper, ReportsTheDeathOfAReadyDevice) {
+  for (const uint32_t before : {VRNIC_STATE_READY, VRNIC_STATE_GONE}) {
+    SCOPED_TRACE(before);
+    const std::string path = "/tmp/vrnic-keeper-death-" + std::to_string(::getpid()) + ".sock";
+    std::string err;
+    auto bar = vrnicd::Bar2::create(64 * 1024, &err);
+    ASSERT_TRUE(bar) << err;
+    bar->set_reg(VRNIC_REG_STATE, before);
+    bar->set_reg(VRNIC_REG_FATAL_CODE, VRNIC_FATAL_NONE);
+    vrnicd::EventLoop loop;
+    auto server = std::make_unique<vrnicd::IvshmemServer>(loop, bar->fd(), 4, 2,
+                                                          vrnicd::IvshmemServer::Callbacks{});
+    ASSERT_TRUE(server->listen(path, &err)) << err;
+    const int s = vrnic_test::ivshmem_connect(path);
+    ASSERT_GE(s, 0);
+    loop.run_once(50);
+    IvshmemSetup setup;
+    ASSERT_TRUE(vrnic_test::ivshmem_setup(s, 2, 4, &setup));
+    usleep(50000);
+    EXPECT_EQ(bar->reg(VRNIC_REG_STATE), before) << "nothing while vrnicd lives";
+    server.reset();  // vrnicd dies; QEMU stays connected
+    pollfd p{setup.irq_fds[0], POLLIN, 0};
+    const int raised = poll(&p, 1, 2000);
+    if (before == VRNIC_STATE_READY) {
+      EXPECT_EQ(raised, 1) << "vector 0";
+      EXPECT_EQ(bar->reg(VRNIC_REG_STATE), static_cast<uint32_t>(VRNIC_STATE_FATAL));
+      EXPECT_EQ(bar->reg(VRNIC_REG_FATAL_CODE), static_cast<uint32_t>(VRNIC_FATAL_DIED));
+    } else {
+      EXPECT_EQ(raised, 0) << "vector 0";
+      EXPECT_EQ(bar->reg(VRNIC_REG_STATE), before);
+      EXPECT_EQ(bar->reg(VRNIC_REG_FATAL_CODE), static_cast<uint32_t>(VRNIC_FATAL_NONE));
+    }
+    for (uint32_t v = 1; v < 4; ++v) {
+      pollfd q{setup.irq_fds[v], POLLIN, 0};
+      EXPECT_EQ(poll(&q, 1, 0), 0) << v;
+    }
+    close(s);  // QEMU goes: the keeper with it
+    const std::string kp = vrnicd::keeper_path(path);
+    for (int i = 0; i < 100 && access(kp.c_str(), F_OK) == 0; ++i) {
+      usleep(20000);
+    }
+    unlink(path.c_str());
+  }
+}
+
 // A keeper socket whose listener runs as another user is not adopted
 // (issue 24, defect 7): whoever listens there first would hand vrnicd a
 // device and guest memory of its choosing.

@@ -3,7 +3,8 @@
 #
 # Device death and recovery.  The host stops vrnicd's heartbeat (SIGSTOP),
 # stalls its admin queue (SIGUSR1) and kills it outright (SIGKILL) in the
-# middle of traffic.  Each time every application must hear
+# middle of traffic (a killed vrnicd's death is reported to the driver by
+# its keeper).  Each time every application must hear
 # IBV_EVENT_DEVICE_FATAL within 10 s, a thread asleep in ibv_get_cq_event()
 # must wake, and nothing may hang.  Then the device must come back without
 # a reboot: by itself once vrnicd answers a reset again (a new vrnicd takes
@@ -147,12 +148,15 @@ kill_mid_transfer() { # NAME
 	wait "$xfer_srv"
 	local src=$?
 	# Both ends of the transfer stop on DEVICE_FATAL (exit 4), or the
-	# server on its client's going (exit 1).
-	[[ $held == 0 && $crc == 4 && ($src == 4 || $src == 1) ]] && ((apps_s <= 10))
+	# server on its client's going (exit 1).  The driver heard of the
+	# death from the device (its keeper), not from a missing heartbeat.
+	[[ $held == 0 && $crc == 4 && ($src == 4 || $src == 1) ]] && ((apps_s <= 10)) &&
+		dmesg_since "$mark" | grep -q "device is dead: the device process died"
 }
 kill_mid_transfer kill1
 ktap_check "killed mid-transfer: every application out within ${apps_s}s (holder ${fatal_s}s)" $? \
-	"$(cat "$tmp/kill1"; tail -n 2 "$tmp/kill1-x.cli" "$tmp/kill1-x.srv")"
+	"$(cat "$tmp/kill1"; tail -n 2 "$tmp/kill1-x.cli" "$tmp/kill1-x.srv")" \
+	"$(dmesg_since "$mark" | grep 'device is dead' | tail -n 2)"
 timeout 20 ibv_devinfo -d "$VRNIC_IBDEV" >/dev/null 2>&1
 rc=$?
 [[ $rc != 124 ]]
@@ -168,7 +172,8 @@ ktap_check "a verified transfer on the new vrnicd" $? "$(tail -n 3 "$tmp/kill1.c
 # 4. Killed again, and this time the driver is unloaded while it is dead.
 kill_mid_transfer kill2
 ktap_check "killed again: every application out within ${apps_s}s (holder ${fatal_s}s)" $? \
-	"$(cat "$tmp/kill2"; tail -n 2 "$tmp/kill2-x.cli" "$tmp/kill2-x.srv")"
+	"$(cat "$tmp/kill2"; tail -n 2 "$tmp/kill2-x.cli" "$tmp/kill2-x.srv")" \
+	"$(dmesg_since "$mark" | grep 'device is dead' | tail -n 2)"
 timeout 60 rmmod vrnic
 rc=$?
 dmesg_since "$mark" | grep -q "never confirmed a reset: keeping"

@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +19,8 @@
 #include <cstring>
 
 #include "base/unix_socket.h"
+#include "hw_access.h"
+#include "vrnic-hw.h"
 
 namespace vrnicd {
 namespace {
@@ -91,6 +95,43 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
   return n == static_cast<ssize_t>(sizeof(*h)) && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
+// A device whose vrnicd died, told to its driver as a NIC's health report
+// tells it that the firmware died: STATE FATAL with code DIED, and the
+// control vector (0) raised, so that the driver knows now and not only when
+// the heartbeat has been missing for seconds.  Only a device that was
+// READY: one that shut down said GONE itself, and one in RESET has a
+// driver waiting on it anyway.  Stores and a write(2): async-signal-safe.
+struct Health {
+  std::byte* regs = nullptr;  // BAR2's register page
+  int ctrl_irq = -1;          // MSI-X vector 0's eventfd
+};
+
+Health map_health(const Header& h, const std::vector<int>& fds) {
+  Health health;
+  // Not past the end of the memory: a read there would kill the keeper.
+  struct stat st {};
+  if (::fstat(fds.at(0), &st) == 0 && st.st_size >= VRNIC_BAR2_MIN_SIZE) {
+    void* map = ::mmap(nullptr, VRNIC_BAR2_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds.at(0),
+                       VRNIC_BAR2_REG_PAGE);
+    health.regs = map == MAP_FAILED ? nullptr : static_cast<std::byte*>(map);
+  }
+  health.ctrl_irq = h.num_vectors > 0 ? fds.at(2 + h.num_channels) : -1;
+  return health;
+}
+
+void report_death(const Health& health) {
+  std::byte* regs = health.regs;
+  if (regs == nullptr || vrnic::load_acquire32(regs + VRNIC_REG_STATE) != VRNIC_STATE_READY) {
+    return;
+  }
+  vrnic::store_release32(regs + VRNIC_REG_FATAL_CODE, VRNIC_FATAL_DIED);
+  vrnic::store_release32(regs + VRNIC_REG_STATE, VRNIC_STATE_FATAL);
+  if (health.ctrl_irq >= 0) {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(health.ctrl_irq, &one, sizeof(one));
+  }
+}
+
 // The keeper process: hand the fds to the next vrnicd (of vrnicd's own
 // user) once the current one (whose end of the lease is owner) is gone,
 // until QEMU hangs up.  A
@@ -110,6 +151,7 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
   close_all_but(keep);
   ::prctl(PR_SET_NAME, "vrnicd-keeper", 0, 0, 0);
   const int client = fds.at(1);
+  const Health health = map_health(h, fds);  // to report the device's death
   Header busy = h;
   busy.busy = 1;
   for (;;) {
@@ -128,6 +170,7 @@ bool receive_fds(int sock, Header* h, std::vector<UniqueFd>* fds) {
     if ((p[2].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
       ::close(owner);  // that vrnicd is gone: the next may take over
       owner = -1;
+      report_death(health);
     }
     if ((p[0].revents & POLLIN) != 0) {
       const int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
