@@ -14,6 +14,11 @@ fi_cases=(
 	"verbs, dgram endpoint (UD)|-p verbs -e dgram -d DEV-dgram"
 )
 fi_port=47600
+# The verbs provider's dgram endpoints address from the GID at
+# FI_VERBS_GID_IDX, 0 unless told: on vrnic, as on ConnectX, the RoCEv1
+# link-local GID, which an rxe peer (RoCEv2 only) cannot hear.  Every guest
+# uses its RoCEv2 GID of the NIC's IPv4 address instead, as a user must.
+export FI_VERBS_GID_IDX=$VRNIC_GID_INDEX
 
 # fi_options CASE DEV: the options of a case, for a bash command line.
 fi_options() {
