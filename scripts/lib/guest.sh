@@ -319,8 +319,10 @@ pair_answer_where() {
 		else
 			echo "# the server has ended"
 		fi >"${ask%.ask}.tmp" 2>&1
-		mv "${ask%.ask}.tmp" "${ask%.ask}"
+		# The question goes before the answer comes: an asker that
+		# sees its answer finds nothing of its question left.
 		rm -f "$ask"
+		mv "${ask%.ask}.tmp" "${ask%.ask}"
 	done
 }
 
