@@ -599,7 +599,9 @@ enum vrnic_qp_state {
 #define VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC VRNIC_BIT(14)
 #define VRNIC_QP_ATTR_AV		VRNIC_BIT(15)
 #define VRNIC_QP_ATTR_SQD_ASYNC_NOTIFY	VRNIC_BIT(16)
-#define VRNIC_QP_ATTR_ALL		VRNIC_GENMASK(16, 0)
+/* rate_limit and max_burst (VRNIC_DEV_CAP_RATE_LIMIT) */
+#define VRNIC_QP_ATTR_RATE_LIMIT	VRNIC_BIT(17)
+#define VRNIC_QP_ATTR_ALL		VRNIC_GENMASK(17, 0)
 
 /* An address vector: where RoCEv2 packets go. */
 struct vrnic_av {
@@ -636,7 +638,14 @@ struct vrnic_qp_attr {
 	__u8 sqd_async_notify;
 	__u8 rsvd0;
 	struct vrnic_av av;
-	__le32 rsvd[14];
+	/*
+	 * Pacing of the send queue's packets, in kbit/s of frames on the
+	 * wire; 0 sends unpaced.  max_burst: bytes the QP may send at once
+	 * after a pause; 0 (or less than two 4-KiB frames) takes two frames.
+	 */
+	__le32 rate_limit;
+	__le32 max_burst;
+	__le32 rsvd[12];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_qp_attr, 128);
@@ -876,6 +885,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_FLUSH_PERSISTENT	VRNIC_BIT(14)
 /* GIDs of type VRNIC_GID_TYPE_ROCE_V1: RoCEv1 frames, sent and received */
 #define VRNIC_DEV_CAP_ROCE_V1		VRNIC_BIT(15)
+/* MODIFY_QP's VRNIC_QP_ATTR_RATE_LIMIT: per-QP packet pacing */
+#define VRNIC_DEV_CAP_RATE_LIMIT	VRNIC_BIT(16)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -914,7 +925,10 @@ struct vrnic_device_attr {
 	__u8 rsvd0[2];
 	__le32 max_counter_sets;	/* per-QP counter sets (ALLOC_COUNTER) */
 	__le32 max_mw;		/* memory windows (they share the MR keys) */
-	__le32 rsvd[23];
+	/* The rates MODIFY_QP's rate_limit takes, in kbit/s, besides 0 */
+	__le32 rate_limit_min;
+	__le32 rate_limit_max;
+	__le32 rsvd[21];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_device_attr, 256);

@@ -60,6 +60,11 @@ TEST(Abi, CommandFieldOffsetsMatchTheSpec) {
   EXPECT_EQ(offsetof(vrnic_aq_counter, id), 0x8U);
   EXPECT_EQ(offsetof(vrnic_aq_counter, qpn), 0xcU);
   EXPECT_EQ(offsetof(vrnic_aq_counter, resp), 0x10U);
+  // Packet pacing (hw-spec, "Packet pacing").
+  EXPECT_EQ(offsetof(vrnic_qp_attr, rate_limit), 0x48U);
+  EXPECT_EQ(offsetof(vrnic_qp_attr, max_burst), 0x4cU);
+  EXPECT_EQ(offsetof(vrnic_device_attr, rate_limit_min), 0xa4U);
+  EXPECT_EQ(offsetof(vrnic_device_attr, rate_limit_max), 0xa8U);
 }
 
 // The owner bit must be in the last 32-bit word, which the device writes last.

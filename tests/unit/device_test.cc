@@ -137,8 +137,11 @@ TEST_F(DeviceTest, EnableAndQueryDevice) {
                         VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_ATOMIC |
                         VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
                         VRNIC_DEV_CAP_ATOMIC_WRITE | VRNIC_DEV_CAP_FLUSH_GLOBAL |
-                        VRNIC_DEV_CAP_ROCE_V1;
+                        VRNIC_DEV_CAP_ROCE_V1 | VRNIC_DEV_CAP_RATE_LIMIT;
   EXPECT_EQ(attr.dev_caps & want, want);
+  // Pacing from 1 Mbit/s to 100 Gbit/s.
+  EXPECT_EQ(attr.rate_limit_min, 1000U);
+  EXPECT_EQ(attr.rate_limit_max, 100'000'000U);
   // Guest RAM here is the test's own memory: nothing it flushes persists.
   EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_FLUSH_PERSISTENT, 0U);
   // The completion raised vector 0.

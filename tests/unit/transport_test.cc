@@ -42,6 +42,8 @@ class FakeEnv final : public QpEnv {
   std::vector<Completion> send_cqes;
   std::vector<Completion> recv_cqes;
   std::vector<std::vector<std::byte>> out;
+  std::vector<uint64_t> sent_at;   // the clock as each frame left ...
+  std::vector<size_t> sent_sizes;  // ... and its size
   std::vector<QpEvent> events;
   uint64_t clock = 0;
   int retransmits = 0;
@@ -248,6 +250,8 @@ class FakeEnv final : public QpEnv {
       return TxStatus::kNoMemory;
     }
     seal_frame(frame, lay);
+    sent_at.push_back(clock);
+    sent_sizes.push_back(frame.size());
     out.push_back(std::move(frame));
     return TxStatus::kSent;
   }
@@ -1565,5 +1569,137 @@ TEST_P(LossyWire, RcMovesEveryByte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, LossyWire, ::testing::Values(1U, 2U, 3U, 20261130U, 777U));
+
+// ---------------------------------------------------------------------------
+// Packet pacing (MODIFY_QP's rate limit)
+
+TEST(Pacer, CreditGrowsWithTimeUpToTheBurst) {
+  Pacer p;
+  EXPECT_TRUE(p.may_send(0));  // unpaced: always
+  EXPECT_FALSE(p.owes());
+  p.set(8000, 0, 1000);  // 8 Mbit/s: a byte a microsecond, from t = 1000
+  ASSERT_TRUE(p.may_send(1000));
+  p.sent(kPacerMinBurstBytes);  // the whole bucket: nothing left
+  EXPECT_FALSE(p.may_send(1000));
+  EXPECT_TRUE(p.owes());
+  EXPECT_EQ(p.ready_at(), 1001U);
+  ASSERT_TRUE(p.may_send(1001));  // a byte's credit
+  p.sent(100);                    // 99 bytes owed
+  EXPECT_EQ(p.ready_at(), 1101U);
+  EXPECT_FALSE(p.may_send(1100));  // paid back, none over
+  EXPECT_TRUE(p.may_send(1101));
+  // A long pause fills the bucket, and no more.
+  ASSERT_TRUE(p.may_send(10'000'000));
+  p.sent(kPacerMinBurstBytes - 1);
+  EXPECT_TRUE(p.may_send(10'000'000));
+  p.sent(1);
+  EXPECT_FALSE(p.may_send(10'000'000));
+  // A burst above the least is the bucket's size.
+  p.set(8000, 100'000, 0);
+  p.sent(99'999);
+  EXPECT_TRUE(p.may_send(0));
+  p.sent(1);
+  EXPECT_FALSE(p.may_send(0));
+  // No overflow at the top rate after a long pause, or at the least rate
+  // with the largest burst.
+  p.set(kRateLimitMaxKbps, UINT32_MAX, 0);
+  p.sent(size_t{UINT32_MAX} + 4096);
+  EXPECT_FALSE(p.may_send(0));
+  EXPECT_TRUE(p.may_send(UINT64_MAX / 2));
+  p.set(kRateLimitMinKbps, UINT32_MAX, 0);
+  p.sent(size_t{UINT32_MAX});
+  EXPECT_FALSE(p.may_send(0));
+  EXPECT_TRUE(p.may_send(1));
+}
+
+// A paced RC send queue sends no faster than its rate: before each frame,
+// what went out before it fits the bucket plus the credit the time since
+// the first frame earned.  The transfer takes the time the rate gives
+// (less the bucket), and the data lands whole.
+TEST_F(TransportPair, APacedSendQueueKeepsToItsRate) {
+  make(QpType::kRc, 1024);
+  constexpr uint32_t kKbps = 8000;  // a byte a microsecond
+  a_->set_rate_limit(kKbps, 0);
+  EXPECT_EQ(a_->rate_limit(), kKbps);
+  constexpr int kWrites = 16;
+  fill(ea_, 0x100, 0x10000, kWrites * 4096, 7);
+  for (int i = 0; i < kWrites; ++i) {
+    ea_.sq.push_back(wqe(WrOpcode::kWrite, i, 0x10000 + i * 4096, 4096, 0x20000 + i * 4096));
+  }
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), size_t{kWrites});
+  for (const Completion& c : ea_.send_cqes) {
+    EXPECT_EQ(c.status, WcStatus::kSuccess);
+  }
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, kWrites * 4096));
+  ASSERT_EQ(ea_.sent_at.size(), size_t{kWrites * 4});  // 1024-byte packets
+  const int64_t cap = int64_t{kPacerMinBurstBytes} * 8000;
+  uint64_t before = 0;
+  for (size_t i = 0; i < ea_.sent_at.size(); ++i) {
+    const auto earned = static_cast<int64_t>((ea_.sent_at[i] - ea_.sent_at[0]) * kKbps);
+    EXPECT_LT(static_cast<int64_t>(before) * 8000, cap + earned) << "frame " << i;
+    before += ea_.sent_sizes[i];
+  }
+  // All but the last frame paid for: the time is the rate's, to a few us.
+  const uint64_t paid = (before - ea_.sent_sizes.back() - kPacerMinBurstBytes) * 8000 / kKbps;
+  const uint64_t took = ea_.sent_at.back() - ea_.sent_at[0];
+  EXPECT_GE(took + 1, paid);
+  EXPECT_LE(took, paid + ea_.sent_at.size());
+}
+
+// A message that takes far longer to send than the ACK timeout (16 packets
+// at 1 Mbit/s, 9 ms each, against ~1 ms) completes without one retry: a
+// paced QP asks for every packet's ACK, and the timer runs only while a
+// packet awaits its answer.
+TEST_F(TransportPair, ASlowPacedMessageDoesNotTimeOut) {
+  make(QpType::kRc, 1024);
+  a_->set_rate_limit(kRateLimitMinKbps, 0);
+  fill(ea_, 0x100, 0x10000, 16384, 3);
+  ea_.sq.push_back(wqe(WrOpcode::kWrite, 1, 0x10000, 16384, 0x20000));
+  ASSERT_TRUE(run());
+  ASSERT_EQ(ea_.send_cqes.size(), 1U);
+  EXPECT_EQ(ea_.send_cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(ea_.retransmits, 0);
+  EXPECT_EQ(ea_.sent_at.size(), 16U);
+  // 15 frames of over 1024 bytes before the last, less the 8448-byte
+  // bucket, at 8 us a byte.
+  EXPECT_GT(ea_.sent_at.back() - ea_.sent_at.front(), (15 * 1024 - 8448) * 8U)
+      << "paced, not at once";
+  EXPECT_TRUE(same(ea_, 0x100, 0x10000, eb_, 0x200, 0x20000, 16384));
+}
+
+// While the pacer holds a packet back the transport has no work: the engine
+// sleeps until the deadline it gives, and then it has.  Unpaced again, it
+// sends at once; RESET is the device's business (qp_attr.cc).
+TEST_F(TransportPair, APacedQueueSleepsUntilItsCredit) {
+  make(QpType::kUd, 1024);
+  a_->set_rate_limit(kRateLimitMinKbps, 0);  // 1 Mbit/s
+  constexpr size_t kSends = 16;              // more than the bucket holds
+  for (size_t i = 0; i < kSends; ++i) {
+    SendWqe w = wqe(WrOpcode::kSend, i, 0x10000, 1000);
+    w.remote_qpn = 11;
+    w.remote_qkey = 0x1111;
+    w.ud_path = a_->config().path;
+    ea_.sq.push_back(w);
+  }
+  a_->send_step(32);
+  const size_t burst = ea_.out.size();
+  EXPECT_GE(burst, 1U);
+  EXPECT_LT(burst, kSends);
+  EXPECT_FALSE(a_->has_send_work());
+  const uint64_t next = a_->next_deadline();
+  ASSERT_NE(next, UINT64_MAX);
+  ASSERT_GT(next, ea_.clock);
+  ea_.clock = next - 1;
+  EXPECT_FALSE(a_->has_send_work());
+  ea_.clock = next;
+  EXPECT_TRUE(a_->has_send_work());
+  a_->send_step(32);
+  EXPECT_EQ(ea_.out.size(), burst + 1);
+  a_->set_rate_limit(0, 0);
+  a_->send_step(32);
+  EXPECT_EQ(ea_.out.size(), kSends);
+  EXPECT_EQ(a_->next_deadline(), UINT64_MAX);
+}
 
 }  // namespace

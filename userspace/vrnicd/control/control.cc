@@ -213,6 +213,8 @@ json qp_detail(const Qp& qp) {
   j["min_rnr_timer"] = a.min_rnr_timer;
   j["max_rd_atomic"] = a.max_rd_atomic;
   j["max_dest_rd_atomic"] = a.max_dest_rd_atomic;
+  j["rate_limit_kbps"] = a.rate_limit;  // 0: unpaced
+  j["max_burst"] = a.max_burst;
   if (qp.type() != roce::QpType::kUd) {
     j["dgid"] = gid_string(a.av.dgid);
     j["sgid_index"] = a.av.sgid_index;

@@ -13,6 +13,7 @@
 #include "engine/address.h"
 #include "hw_access.h"
 #include "queue_entry.h"
+#include "roce/pacer.h"
 
 namespace vrnicd {
 namespace {
@@ -127,6 +128,14 @@ bool decode_rereg_mr(const vrnic_aq_rereg_mr& c, uint64_t max_mr_size, ReregMrPa
            p->reg.page_shift == 0 && p->reg.pbl_addr == 0;
   }
   return translation_ok(p->reg, max_mr_size);
+}
+
+// A pacing rate the device offers (or 0, unpaced); a burst needs a rate.
+bool rate_limit_ok(uint32_t kbps, uint32_t burst) {
+  if (kbps == 0) {
+    return burst == 0;
+  }
+  return kbps >= roce::kRateLimitMinKbps && kbps <= roce::kRateLimitMaxKbps;
 }
 
 bool decode_create_qp(const vrnic_aq_create_qp& c, const DeviceLimits& l, CreateQpParams* p) {
@@ -318,6 +327,8 @@ bool Device::decode_qp_attr(const vrnic_qp_attr& w, uint32_t mask, QpAttrs* a) c
   a->max_dest_rd_atomic = w.max_dest_rd_atomic;
   a->sqd_async_notify = w.sqd_async_notify;
   a->av = address_from_wire(w.av);
+  a->rate_limit = vrnic::le32(w.rate_limit);
+  a->max_burst = vrnic::le32(w.max_burst);
   const auto given = [mask](uint32_t bit) { return (mask & bit) != 0; };
   return (mask & ~VRNIC_QP_ATTR_ALL) == 0 &&
          !(given(VRNIC_QP_ATTR_STATE) && state > VRNIC_QPS_ERR) &&
@@ -332,7 +343,8 @@ bool Device::decode_qp_attr(const vrnic_qp_attr& w, uint32_t mask, QpAttrs* a) c
          !(given(VRNIC_QP_ATTR_MAX_RD_ATOMIC) &&
            a->max_rd_atomic > cfg_.limits.max_qp_init_rd_atom) &&
          !(given(VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
-           a->max_dest_rd_atomic > cfg_.limits.max_qp_rd_atom);
+           a->max_dest_rd_atomic > cfg_.limits.max_qp_rd_atom) &&
+         !(given(VRNIC_QP_ATTR_RATE_LIMIT) && !rate_limit_ok(a->rate_limit, a->max_burst));
 }
 
 AqResult Device::cmd_modify_qp(const vrnic_aq_cmd& cmd) {
@@ -380,6 +392,8 @@ AqResult Device::cmd_query_qp(const vrnic_aq_cmd& cmd) {
   w.max_dest_rd_atomic = a.max_dest_rd_atomic;
   w.sqd_async_notify = a.sqd_async_notify;
   w.av = address_to_wire(a.av);
+  w.rate_limit = vrnic::to_le32(a.rate_limit);
+  w.max_burst = vrnic::to_le32(a.max_burst);
   return write_resp(cmd.query_qp.resp, &w, sizeof(w));
 }
 

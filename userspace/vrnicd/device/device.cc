@@ -10,6 +10,7 @@
 #include "base/irq.h"
 #include "base/log.h"
 #include "hw_access.h"
+#include "roce/pacer.h"
 #include "wire/eth_port.h"
 
 namespace vrnicd {
@@ -356,7 +357,7 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
       VRNIC_DEV_CAP_SRQ_RESIZE | VRNIC_DEV_CAP_ATOMIC | VRNIC_DEV_CAP_RC_RNR_NAK_GEN |
       VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
       VRNIC_DEV_CAP_BLOCK_MCAST_LB | VRNIC_DEV_CAP_CQ_MODERATION | VRNIC_DEV_CAP_ATOMIC_WRITE |
-      VRNIC_DEV_CAP_FLUSH_GLOBAL | VRNIC_DEV_CAP_ROCE_V1 |
+      VRNIC_DEV_CAP_FLUSH_GLOBAL | VRNIC_DEV_CAP_ROCE_V1 | VRNIC_DEV_CAP_RATE_LIMIT |
       (mem_.persistent() ? VRNIC_DEV_CAP_FLUSH_PERSISTENT : 0U));
   a.max_qp = vrnic::to_le32(l.max_qp);
   a.max_qp_wr = vrnic::to_le32(l.max_qp_wr);
@@ -383,6 +384,8 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.local_ca_ack_delay = vrnic::to_le32(15);
   a.num_ports = vrnic::to_le32(1);
   a.max_counter_sets = vrnic::to_le32(l.max_counter_sets);
+  a.rate_limit_min = vrnic::to_le32(roce::kRateLimitMinKbps);
+  a.rate_limit_max = vrnic::to_le32(roce::kRateLimitMaxKbps);
   std::memcpy(a.mac, cfg_.mac.data(), cfg_.mac.size());
 }
 

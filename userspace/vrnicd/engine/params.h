@@ -129,6 +129,8 @@ struct QpAttrs {
   uint8_t max_dest_rd_atomic = 0;
   uint8_t sqd_async_notify = 0;
   AddressVector av;
+  uint32_t rate_limit = 0;  // kbit/s, 0: unpaced
+  uint32_t max_burst = 0;   // bytes
 };
 
 }  // namespace vrnicd

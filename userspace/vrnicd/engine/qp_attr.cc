@@ -64,12 +64,19 @@ bool transition_ok(QpState cur, QpState next, QpType type, uint32_t mask) {
   return false;
 }
 
+// A send queue's pacing is set as it starts to send (RTR -> RTS) or
+// while it sends (RTS -> RTS), as on mlx5.
+bool rate_limit_ok(QpState cur, QpState next, uint32_t mask) {
+  return (mask & VRNIC_QP_ATTR_RATE_LIMIT) == 0 ||
+         ((cur == QpState::kRtr || cur == QpState::kRts) && next == QpState::kRts);
+}
+
 }  // namespace
 
 uint8_t Qp::modify(const QpAttrs& a, const Port& port) {
   const QpState cur = tp_.state();
   const QpState next = (a.mask & VRNIC_QP_ATTR_STATE) != 0 ? a.state : cur;
-  if (!transition_ok(cur, next, type(), a.mask)) {
+  if (!transition_ok(cur, next, type(), a.mask) || !rate_limit_ok(cur, next, a.mask)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
   }
   roce::Path path;
@@ -85,6 +92,7 @@ uint8_t Qp::modify(const QpAttrs& a, const Port& port) {
     tp_.set_state(next);
     if (next == QpState::kReset) {
       reset_rings();
+      tp_.set_rate_limit(0, 0);  // RESET forgets every attribute
     }
   }
   return VRNIC_AQ_STATUS_OK;
@@ -125,6 +133,9 @@ void Qp::apply(const QpAttrs& a, const Port& port, const roce::Path& path) {
   if ((a.mask & VRNIC_QP_ATTR_SQ_PSN) != 0) {
     tp_.set_sq_psn(a.sq_psn);
   }
+  if ((a.mask & VRNIC_QP_ATTR_RATE_LIMIT) != 0) {
+    tp_.set_rate_limit(a.rate_limit, a.max_burst);
+  }
   if (type() == QpType::kUd) {
     c.mtu = 128U << port.active_mtu();  // datagrams fit the port MTU
   }
@@ -151,6 +162,8 @@ QpAttrs Qp::query() const {
   a.max_dest_rd_atomic = c.max_dest_rd_atomic;
   a.sqd_async_notify = extra_.sqd_async_notify;
   a.av = extra_.av;
+  a.rate_limit = tp_.rate_limit();
+  a.max_burst = tp_.max_burst();
   return a;
 }
 

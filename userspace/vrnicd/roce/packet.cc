@@ -354,7 +354,7 @@ void put_ext(std::span<std::byte> f, size_t off, const Packet& pkt, uint16_t bit
 
 }  // namespace
 
-FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out) {
+FrameLayout frame_layout(const Packet& pkt, size_t payload_len) noexcept {
   const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
   const Path& path = pkt.path;
   const size_t l2 = sizeof(wire::EthHdr) + (path.vlan != kNoVlan ? sizeof(wire::VlanTag) : 0);
@@ -363,15 +363,28 @@ FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::
   const size_t l3_len = lay.net == Network::kIpv4 ? sizeof(wire::Ipv4Hdr) : sizeof(wire::Ipv6Hdr);
   const size_t udp_hdr = lay.net == Network::kRoceV1 ? 0 : sizeof(wire::UdpHdr);
   const size_t pad = (4 - (payload_len & 3)) & 3;
-  const size_t ib_len =
-      sizeof(wire::Bth) + ext_headers_size(oi.bits) + payload_len + pad + wire::kIcrcSize;
-  const size_t udp_len = udp_hdr + ib_len;
-
   lay.l3 = l2;
   lay.bth = l2 + l3_len + udp_hdr;
   lay.payload = lay.bth + sizeof(wire::Bth) + ext_headers_size(oi.bits);
   lay.payload_len = payload_len;
   lay.icrc = lay.payload + payload_len + pad;
+  return lay;
+}
+
+size_t frame_size(const Packet& pkt, size_t payload_len) noexcept {
+  return frame_layout(pkt, payload_len).icrc + wire::kIcrcSize;
+}
+
+FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out) {
+  const OpcodeInfo& oi = opcode_info(pkt.bth.opcode);
+  const Path& path = pkt.path;
+  const FrameLayout lay = frame_layout(pkt, payload_len);
+  const size_t pad = lay.icrc - lay.payload - payload_len;
+  const size_t l3_len = lay.net == Network::kIpv4 ? sizeof(wire::Ipv4Hdr) : sizeof(wire::Ipv6Hdr);
+  const size_t udp_hdr = lay.net == Network::kRoceV1 ? 0 : sizeof(wire::UdpHdr);
+  // What follows the IP header (RoCEv1: the GRH), up to the ICRC's end.
+  const size_t udp_len = lay.icrc + wire::kIcrcSize - lay.l3 - l3_len;
+
   // A pooled buffer comes with an old frame's bytes.  Only the payload is
   // left as it is, for the caller to overwrite: the rest is cleared.
   out->resize(lay.icrc + wire::kIcrcSize);

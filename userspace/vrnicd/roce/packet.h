@@ -220,6 +220,9 @@ struct FrameLayout {
 // out[layout.payload ...] (it holds whatever out held there before) and
 // then, for the wire, call seal_frame().
 FrameLayout build_frame(const Packet& pkt, size_t payload_len, std::vector<std::byte>* out);
+// Where build_frame() puts each part, and the size of the whole frame.
+FrameLayout frame_layout(const Packet& pkt, size_t payload_len) noexcept;
+size_t frame_size(const Packet& pkt, size_t payload_len) noexcept;
 // What decode_frame() gives for frame, which build_frame() built from sent
 // at layout (its payload written), without parsing it: for frames that
 // never leave the device (FrameRouter's internal loopback).

@@ -313,6 +313,14 @@ Packet QpTransport::atomic_packet(const SendOp& op, uint32_t psn, Payload* paylo
 }
 
 // Packet k of op, without its payload; *payload says where that comes from.
+// Whether packet k of a message asks for an ACK: the last, every
+// kAckReqInterval-th, and on a paced QP every one (its next packet may wait
+// longer than the ACK timeout, which must not run out on a message half
+// sent).
+bool QpTransport::wants_ack(uint32_t k, bool last) const {
+  return cfg_.type == QpType::kRc && (last || (k + 1) % kAckReqInterval == 0 || pacer_.active());
+}
+
 Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payload) const {
   const SendWqe& w = op.wqe;
   const uint32_t psn = psn_add(op.first_psn, k);
@@ -361,7 +369,7 @@ Packet QpTransport::request_packet(const SendOp& op, uint32_t k, Payload* payloa
     case WrOpcode::kBindMw:
       break;  // no packets (start_local)
   }
-  p.bth.ack_req = cfg_.type == QpType::kRc && (last || (k + 1) % kAckReqInterval == 0);
+  p.bth.ack_req = wants_ack(k, last);
   p.bth.solicited = last && w.solicited;
   if (imm && last) {
     p.imm = w.imm;
@@ -404,6 +412,7 @@ TxStatus QpTransport::transmit_packet(SendOp& op) {
   if (st != TxStatus::kSent) {
     return st;
   }
+  pacer_.sent(frame_size(p, payload.length));
   if (op.sent || op.next_pkt < op.done_pkts) {
     env_.count_retransmit();
   }
@@ -527,7 +536,7 @@ int QpTransport::transmit_step() {
     ++tx_op_;  // done when it started
     return 1;
   }
-  if (!window_open(op)) {
+  if (!window_open(op) || !pacer_.may_send(env_.now_us())) {
     return 0;
   }
   const TxStatus st = transmit_packet(op);
@@ -564,7 +573,7 @@ bool QpTransport::has_send_work() {
     return false;
   }
   if (tx_op_ < ops_.size()) {
-    return window_open(ops_[tx_op_]);
+    return window_open(ops_[tx_op_]) && pacer_.may_send(env_.now_us());
   }
   return state_ == QpState::kRts && sq_next_ != env_.send_producer();
 }
@@ -694,11 +703,22 @@ bool QpTransport::flush_step(int budget) {
   return progress;
 }
 
+// The timer runs while a packet awaits its answer: ops not yet sent (the
+// pacer holds them back, say) have nothing to time out.
 void QpTransport::arm_retry_timer() {
   const uint64_t t = ack_timeout_us(cfg_.timeout);
-  if (t != 0 && retry_deadline_ == UINT64_MAX && !ops_.empty()) {
+  if (t != 0 && retry_deadline_ == UINT64_MAX && in_flight()) {
     retry_deadline_ = env_.now_us() + t;
   }
+}
+
+// Whether a packet sent awaits its acknowledgement or response: every op
+// before tx_op_ went out whole, and the one at tx_op_ may have in part.
+bool QpTransport::in_flight() const {
+  if (tx_op_ > 0 && tx_op_ <= ops_.size()) {
+    return true;
+  }
+  return tx_op_ < ops_.size() && ops_[tx_op_].next_pkt > ops_[tx_op_].done_pkts;
 }
 
 // Everything up to and including psn is acknowledged.
@@ -982,7 +1002,16 @@ bool QpTransport::timer_step() {
   return progress;
 }
 
-uint64_t QpTransport::next_deadline() const { return std::min(retry_deadline_, rnr_deadline_); }
+// The retry and RNR timers, and the pacer's: when a packet held back for
+// want of credit may leave.
+uint64_t QpTransport::next_deadline() const {
+  const uint64_t timers = std::min(retry_deadline_, rnr_deadline_);
+  if (!pacer_.owes() || tx_op_ >= ops_.size() || !window_open(ops_[tx_op_]) ||
+      (state_ != QpState::kRts && state_ != QpState::kSqd) || rnr_deadline_ != UINT64_MAX) {
+    return timers;
+  }
+  return std::min(timers, pacer_.ready_at());
+}
 
 // The PSN just before the oldest one not yet acknowledged.
 uint32_t QpTransport::acked_psn() const {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "queue_entry.h"
+#include "roce/pacer.h"
 #include "roce/packet.h"
 #include "vrnic-hw.h"
 
@@ -373,6 +374,10 @@ class QpTransport {
   void send_owed_responses();
   void set_sq_psn(uint32_t psn);
   void set_rq_psn(uint32_t psn);
+  // Pace the send queue's packets at kbps (0: unpaced), burst bytes at once.
+  void set_rate_limit(uint32_t kbps, uint32_t burst) { pacer_.set(kbps, burst, env_.now_us()); }
+  [[nodiscard]] uint32_t rate_limit() const { return pacer_.kbps(); }
+  [[nodiscard]] uint32_t max_burst() const { return pacer_.burst(); }
 
   // Requester: start and send work, up to budget packets.  Also flushes
   // work posted to a QP in error.  Returns true if it did anything.
@@ -470,6 +475,8 @@ class QpTransport {
   static Payload wqe_payload(const SendWqe& w, uint64_t off, uint64_t len);
   void address_datagram(const SendWqe& w, Packet* p) const;
   TxStatus transmit_packet(SendOp& op);
+  [[nodiscard]] bool in_flight() const;
+  [[nodiscard]] bool wants_ack(uint32_t k, bool last) const;
   int transmit_step();
   bool respond_step(int* budget);
   void complete_ops();
@@ -555,6 +562,7 @@ class QpTransport {
   bool read_rerequested_ = false;  // a READ gap was asked for again ...
   uint32_t rerequest_psn_ = 0;     // ... from this PSN
   bool nak_retry_ = false;         // a sequence NAK's retry runs (until progress)
+  Pacer pacer_;                    // the send queue's packets (not responses)
 
   // Responder
   uint32_t epsn_ = 0;
