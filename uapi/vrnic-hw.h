@@ -367,6 +367,13 @@ struct vrnic_aq_destroy_pd {
  * RAM.  iova, length, npages, page_shift and pbl_addr must be 0.
  */
 #define VRNIC_AQ_REG_MR_F_PHYS		VRNIC_BIT(1)
+/*
+ * With F_DM the region is device memory (VRNIC_DEV_CAP_DM), addressed from
+ * 0: pbl_addr is the byte offset of its start in the device memory, a
+ * multiple of 8; iova is 0, page_shift 12 and npages the 4-KiB pages of
+ * length bytes.  The region lies inside the device memory.
+ */
+#define VRNIC_AQ_REG_MR_F_DM		VRNIC_BIT(2)
 #define VRNIC_PBL_ENTRIES_PER_PAGE	512
 #define VRNIC_MR_MIN_PAGE_SHIFT		12
 #define VRNIC_MR_MAX_PAGE_SHIFT		30
@@ -887,6 +894,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_aq_cqe, 16);
 #define VRNIC_DEV_CAP_ROCE_V1		VRNIC_BIT(15)
 /* MODIFY_QP's VRNIC_QP_ATTR_RATE_LIMIT: per-QP packet pacing */
 #define VRNIC_DEV_CAP_RATE_LIMIT	VRNIC_BIT(16)
+/* Device memory in BAR2 (dm_offset, dm_size) and REG_MR's F_DM */
+#define VRNIC_DEV_CAP_DM		VRNIC_BIT(17)
 
 struct vrnic_device_attr {
 	__le64 fw_version;	/* 16.16.32: major.minor.build */
@@ -928,7 +937,13 @@ struct vrnic_device_attr {
 	/* The rates MODIFY_QP's rate_limit takes, in kbit/s, besides 0 */
 	__le32 rate_limit_min;
 	__le32 rate_limit_max;
-	__le32 rsvd[21];
+	/*
+	 * Device memory (VRNIC_DEV_CAP_DM): dm_size bytes at BAR2 offset
+	 * dm_offset, both multiples of 4 KiB; 0 and 0 without.
+	 */
+	__le32 dm_offset;
+	__le32 dm_size;
+	__le32 rsvd[19];
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_device_attr, 256);

@@ -65,6 +65,9 @@ TEST(Abi, CommandFieldOffsetsMatchTheSpec) {
   EXPECT_EQ(offsetof(vrnic_qp_attr, max_burst), 0x4cU);
   EXPECT_EQ(offsetof(vrnic_device_attr, rate_limit_min), 0xa4U);
   EXPECT_EQ(offsetof(vrnic_device_attr, rate_limit_max), 0xa8U);
+  // Device memory (hw-spec, "BAR2 layout").
+  EXPECT_EQ(offsetof(vrnic_device_attr, dm_offset), 0xacU);
+  EXPECT_EQ(offsetof(vrnic_device_attr, dm_size), 0xb0U);
 }
 
 // The owner bit must be in the last 32-bit word, which the device writes last.

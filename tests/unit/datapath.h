@@ -193,6 +193,22 @@ class DataPath {
     return exec_result(c, key);
   }
 
+  // An MR of len bytes of device memory from byte offset (REG_MR F_DM),
+  // addressed from 0.
+  int reg_dm_mr(uint32_t pdn, uint64_t offset, uint64_t len, uint32_t access, uint32_t* key) {
+    auto c = make_cmd(VRNIC_AQ_OP_REG_MR, VRNIC_AQ_REG_MR_F_DM);
+    c.reg_mr.length = len;
+    c.reg_mr.pbl_addr = offset;
+    c.reg_mr.pdn = pdn;
+    c.reg_mr.access = access;
+    c.reg_mr.npages = static_cast<uint32_t>((len + kPage - 1) / kPage);
+    c.reg_mr.page_shift = 12;
+    return exec_result(c, key);
+  }
+
+  // The device memory, as the device reports it and where it lies.
+  std::span<std::byte> device_memory() { return bar_->device_memory(); }
+
   int create_cq(uint32_t log_depth, Cq* cq) {
     const auto npages = static_cast<uint32_t>(1 + (sizeof(vrnic_cqe) << log_depth) / kPage + 1);
     const uint64_t buf = alloc(npages * kPage);

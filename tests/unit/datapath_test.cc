@@ -435,6 +435,60 @@ TEST_F(DataPathTest, PhysicalRegionCoversGuestRamOnly) {
   EXPECT_EQ(write(outside, buf_b_, key_b_), VRNIC_CQE_LOC_PROT_ERR);
 }
 
+// Device memory (REG_MR F_DM): a region of it is addressed from 0 and its
+// bytes are the device's own, which WRITE fills and READ returns; it lies
+// inside the device memory, starts 8-byte aligned, cannot persist and
+// cannot be re-registered.
+TEST_F(DataPathTest, DeviceMemoryRegions) {
+  const std::span<std::byte> dm = dp_.device_memory();
+  ASSERT_GE(dm.size(), 64U << 10);
+  uint32_t key = 0;
+  uint32_t junk = 0;
+  constexpr uint32_t kRights = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
+                               VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
+  ASSERT_EQ(dp_.reg_dm_mr(pd_, 8192 + 16, 10000, kRights, &key), VRNIC_AQ_STATUS_OK);
+  EXPECT_EQ(dp_.reg_dm_mr(pd_, dm.size() - 4096, 8192, kRights, &junk), VRNIC_AQ_STATUS_BAD_ADDR)
+      << "past the end";
+  EXPECT_EQ(dp_.reg_dm_mr(pd_, 12, 100, kRights, &junk), VRNIC_AQ_STATUS_BAD_PARAM) << "unaligned";
+  EXPECT_EQ(dp_.reg_dm_mr(pd_, 0, 100, kRights | VRNIC_ACCESS_FLUSH_PERSISTENT, &junk),
+            VRNIC_AQ_STATUS_BAD_PARAM);
+  // A region of no bytes: registered, and nothing reaches through it.
+  uint32_t empty = 0;
+  ASSERT_EQ(dp_.reg_dm_mr(pd_, 4096, 0, kRights, &empty), VRNIC_AQ_STATUS_OK);
+  pair();
+  // WRITE at 100 of the region: byte 8192 + 16 + 100 of the device memory.
+  for (size_t i = 0; i < 5000; ++i) {
+    *dp_.ram(buf_a_ + i) = std::byte(i * 7);
+  }
+  EXPECT_EQ(write(vrnic_sge{buf_a_, 5000, key_a_}, 100, key), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(std::memcmp(dm.data() + 8192 + 16 + 100, dp_.ram(buf_a_), 5000), 0);
+  // Past its end (zero-based: 10000 bytes): a remote access error.
+  EXPECT_EQ(write(vrnic_sge{buf_a_, 64, key_a_}, 9990, key), VRNIC_CQE_REM_ACCESS_ERR);
+  // READ from it what the guest put there itself.
+  pair();
+  std::memset(dm.data() + 8192 + 16, 0x5a, 64);
+  auto r = sqe(VRNIC_WQE_RDMA_READ, 3);
+  r.remote_addr = 0;
+  r.rkey = key;
+  const vrnic_sge into{buf_b_ + 4096, 64, key_b_};
+  dp_.post_send(a_, r, std::span(&into, 1));
+  dp_.run();
+  auto done = cqes(a_.qpn);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(*dp_.ram(buf_b_ + 4096), std::byte{0x5a});
+  EXPECT_EQ(*dp_.ram(buf_b_ + 4096 + 63), std::byte{0x5a});
+  EXPECT_EQ(write(vrnic_sge{buf_a_, 8, key_a_}, 0, empty), VRNIC_CQE_REM_ACCESS_ERR);
+  // No REREG_MR of it.
+  auto c = vrnic_test::make_cmd(VRNIC_AQ_OP_REREG_MR, VRNIC_AQ_REREG_MR_F_PD);
+  c.rereg_mr.key = key;
+  c.rereg_mr.pdn = pd_;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_NOT_FOUND);
+  c = vrnic_test::make_cmd(VRNIC_AQ_OP_DEREG_MR);
+  c.dereg_mr.key = key;
+  EXPECT_EQ(dp_.drv().exec_status(c), VRNIC_AQ_STATUS_OK);
+}
+
 // The GSI QP is QP 1, one of it, and it speaks only Q_Key 0x80010000.
 TEST_F(DataPathTest, GsiQpIsQpOneWithItsQkey) {
   DataPath::Qp gsi;

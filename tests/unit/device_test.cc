@@ -142,6 +142,10 @@ TEST_F(DeviceTest, EnableAndQueryDevice) {
   // Pacing from 1 Mbit/s to 100 Gbit/s.
   EXPECT_EQ(attr.rate_limit_min, 1000U);
   EXPECT_EQ(attr.rate_limit_max, 100'000'000U);
+  // Device memory: the upper half of the 1-MiB BAR2.
+  EXPECT_NE(attr.dev_caps & VRNIC_DEV_CAP_DM, 0U);
+  EXPECT_EQ(attr.dm_offset, 512U << 10);
+  EXPECT_EQ(attr.dm_size, 512U << 10);
   // Guest RAM here is the test's own memory: nothing it flushes persists.
   EXPECT_EQ(attr.dev_caps & VRNIC_DEV_CAP_FLUSH_PERSISTENT, 0U);
   // The completion raised vector 0.

@@ -7,9 +7,11 @@
 // validated by its user.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "base/fd.h"
@@ -36,6 +38,17 @@ class Bar2 {
 
   // Zero the register and status pages.
   void clear() noexcept;
+
+  // Device memory: the upper half of a BAR2 of at least kMinDmSize bytes,
+  // up to kMaxDmSize of it (hw-spec, "BAR2 layout"); empty in a smaller one.
+  static constexpr size_t kMinDmSize = size_t{64} * 1024;
+  static constexpr size_t kMaxDmSize = size_t{1} << 30;
+  [[nodiscard]] std::span<std::byte> device_memory() const noexcept {
+    if (size() < kMinDmSize) {
+      return {};
+    }
+    return {data() + size() / 2, std::min(size() / 2, kMaxDmSize)};
+  }
 
  private:
   Bar2(UniqueFd fd, Mapping map) : fd_(std::move(fd)), map_(std::move(map)) {}

@@ -97,6 +97,16 @@ bool decode_reg_mr(const vrnic_aq_reg_mr& c, uint64_t max_mr_size, RegMrParams* 
     return flags == VRNIC_AQ_REG_MR_F_PHYS && p->iova == 0 && p->length == 0 && p->npages == 0 &&
            p->page_shift == 0 && p->pbl_addr == 0;
   }
+  p->dm = (flags & VRNIC_AQ_REG_MR_F_DM) != 0;
+  if (p->dm) {
+    // Device memory from an 8-byte aligned offset, addressed from 0, in
+    // 4-KiB pages, or of no bytes at all (as mlx5 takes, and rdma-core's
+    // suite asks); it cannot persist.  Where it ends is the table's check.
+    return flags == VRNIC_AQ_REG_MR_F_DM && p->iova == 0 && p->pbl_addr % 8 == 0 &&
+           p->page_shift == VRNIC_MR_MIN_PAGE_SHIFT &&
+           (p->access & VRNIC_ACCESS_FLUSH_PERSISTENT) == 0 &&
+           (p->length == 0 ? p->npages == 0 : translation_ok(*p, max_mr_size));
+  }
   return (flags & ~VRNIC_AQ_REG_MR_F_INDIRECT) == 0 && translation_ok(*p, max_mr_size);
 }
 

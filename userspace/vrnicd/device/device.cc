@@ -44,7 +44,7 @@ Device::Device(const DeviceConfig& cfg, Bar2& bar, const GuestMemory& mem, IrqSi
       irq_(irq),
       eqs_(cfg.limits.max_eq),
       port_(cfg),
-      engine_(cfg, mem, *this) {}
+      engine_(cfg, mem, bar.device_memory(), *this) {}
 
 void Device::init_registers_st() {
   bar_.clear();
@@ -358,6 +358,7 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
       VRNIC_DEV_CAP_MEM_MGT_EXT | VRNIC_DEV_CAP_MW | VRNIC_DEV_CAP_REREG_MR |
       VRNIC_DEV_CAP_BLOCK_MCAST_LB | VRNIC_DEV_CAP_CQ_MODERATION | VRNIC_DEV_CAP_ATOMIC_WRITE |
       VRNIC_DEV_CAP_FLUSH_GLOBAL | VRNIC_DEV_CAP_ROCE_V1 | VRNIC_DEV_CAP_RATE_LIMIT |
+      (bar_.device_memory().empty() ? 0U : VRNIC_DEV_CAP_DM) |
       (mem_.persistent() ? VRNIC_DEV_CAP_FLUSH_PERSISTENT : 0U));
   a.max_qp = vrnic::to_le32(l.max_qp);
   a.max_qp_wr = vrnic::to_le32(l.max_qp_wr);
@@ -386,6 +387,10 @@ void Device::fill_device_attr(vrnic_device_attr& a) const noexcept {
   a.max_counter_sets = vrnic::to_le32(l.max_counter_sets);
   a.rate_limit_min = vrnic::to_le32(roce::kRateLimitMinKbps);
   a.rate_limit_max = vrnic::to_le32(roce::kRateLimitMaxKbps);
+  if (const std::span<std::byte> dm = bar_.device_memory(); !dm.empty()) {
+    a.dm_offset = vrnic::to_le32(static_cast<uint32_t>(dm.data() - bar_.data()));
+    a.dm_size = vrnic::to_le32(static_cast<uint32_t>(dm.size()));
+  }
   std::memcpy(a.mac, cfg_.mac.data(), cfg_.mac.size());
 }
 

@@ -11,12 +11,13 @@ constexpr int kLoopbackBudget = 256;  // frames delivered per round
 
 }  // namespace
 
-Engine::Engine(const DeviceConfig& cfg, const GuestMemory& mem, EngineHost& host)
+Engine::Engine(const DeviceConfig& cfg, const GuestMemory& mem, std::span<std::byte> dm,
+               EngineHost& host)
     : host_(host),
       counters_(cfg.limits.max_counter_sets),
       tracer_(clock_),
       qp_ctx_{objects_, router_, host, counters_, clock_, tracer_},
-      objects_(cfg, mem, counters_, qp_ctx_),
+      objects_(cfg, mem, dm, counters_, qp_ctx_),
       router_(objects_, host.port(), counters_) {}
 
 void Engine::reset() {

@@ -29,7 +29,9 @@ class GuestMemory;
 
 class Engine {
  public:
-  Engine(const DeviceConfig& cfg, const GuestMemory& mem, EngineHost& host);
+  // dm: the device memory that REG_MR's F_DM regions map (may be empty).
+  Engine(const DeviceConfig& cfg, const GuestMemory& mem, std::span<std::byte> dm,
+         EngineHost& host);
 
   // Forget every object, as at device reset.
   void reset();

@@ -38,9 +38,9 @@ bool same_device_key(uint32_t a, uint32_t b) { return ((a ^ b) & VRNIC_KEY_DEVIC
 
 }  // namespace
 
-ObjectTable::ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counters& counters,
-                         const QpContext& qp_ctx)
-    : cfg_(cfg), mem_(mem), counters_(counters), qp_ctx_(qp_ctx) {
+ObjectTable::ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, std::span<std::byte> dm,
+                         Counters& counters, const QpContext& qp_ctx)
+    : cfg_(cfg), mem_(mem), dm_(dm), counters_(counters), qp_ctx_(qp_ctx) {
   reset();
 }
 
@@ -135,6 +135,21 @@ void ObjectTable::add_mr(std::unique_ptr<Mr> mr, uint32_t* key) {
   *key = keys_.insert(std::move(mr))->key;
 }
 
+// A region of device memory: its pages are the device's own, from byte
+// p.pbl_addr on, and must lie inside it.
+uint8_t ObjectTable::map_dm_pages(const RegMrParams& p, Mr* mr) const {
+  const uint64_t span = uint64_t{p.npages} << p.page_shift;
+  if (dm_.empty() || p.pbl_addr > dm_.size() || span > dm_.size() - p.pbl_addr) {
+    return VRNIC_AQ_STATUS_BAD_ADDR;
+  }
+  mr->dm = true;
+  mr->pages.reserve(p.npages);
+  for (uint64_t i = 0; i < p.npages; ++i) {
+    mr->pages.push_back(dm_.data() + p.pbl_addr + (i << p.page_shift));
+  }
+  return VRNIC_AQ_STATUS_OK;
+}
+
 uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
   if (!pd_exists(p.pdn)) {
     return VRNIC_AQ_STATUS_BAD_PARAM;
@@ -149,7 +164,8 @@ uint8_t ObjectTable::reg_mr(const RegMrParams& p, uint32_t* key) {
     mr->length = UINT64_MAX;
     mr->phys = &mem_;
   } else {
-    if (const uint8_t st = map_mr_pages(mem_, p, mr.get()); st != VRNIC_AQ_STATUS_OK) {
+    const uint8_t st = p.dm ? map_dm_pages(p, mr.get()) : map_mr_pages(mem_, p, mr.get());
+    if (st != VRNIC_AQ_STATUS_OK) {
       return st;
     }
     mr->iova = p.iova;
@@ -182,7 +198,7 @@ uint8_t ObjectTable::dereg_mr(uint32_t key) {
 uint8_t ObjectTable::rereg_mr(const ReregMrParams& p) {
   Mr* mr = keys_.at(vrnic::field_get<VRNIC_KEY_INDEX_MASK>(p.key));
   // Only a region of REG_MR, named by its exact key.
-  if (mr == nullptr || mr->mw_type != 0 || mr->fast_reg || mr->phys != nullptr ||
+  if (mr == nullptr || mr->mw_type != 0 || mr->fast_reg || mr->phys != nullptr || mr->dm ||
       mr->key != p.key) {
     return VRNIC_AQ_STATUS_NOT_FOUND;
   }

@@ -26,14 +26,16 @@ class GuestMemory;
 
 class ObjectTable {
  public:
-  ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, Counters& counters,
-              const QpContext& qp_ctx);
+  ObjectTable(const DeviceConfig& cfg, const GuestMemory& mem, std::span<std::byte> dm,
+              Counters& counters, const QpContext& qp_ctx);
 
   // Forget every object, as at device reset.
   void reset();
 
   // The guest RAM that regions map.
   [[nodiscard]] const GuestMemory& memory() const { return mem_; }
+  // The device memory that F_DM regions map.
+  [[nodiscard]] std::span<std::byte> device_memory() const { return dm_; }
 
   uint8_t create_pd(uint32_t* pdn);
   uint8_t destroy_pd(uint32_t pdn);
@@ -100,6 +102,7 @@ class ObjectTable {
   uint8_t qp_links(const CreateQpParams& p, QpLinks* links) const;
   [[nodiscard]] int qp_slot(bool gsi) const;
   void add_mr(std::unique_ptr<Mr> mr, uint32_t* key);
+  uint8_t map_dm_pages(const RegMrParams& p, Mr* mr) const;
   [[nodiscard]] Mr* fast_reg_mr(uint32_t key, uint32_t pdn) const;
   void unbind(Mr* mw);
   uint8_t invalidate_key(uint32_t key, uint32_t pdn, const uint32_t* remote_qpn);
@@ -107,6 +110,7 @@ class ObjectTable {
 
   const DeviceConfig& cfg_;
   const GuestMemory& mem_;
+  std::span<std::byte> dm_;
   Counters& counters_;
   QpContext qp_ctx_;
   std::vector<std::unique_ptr<Pd>> pds_;  // by PDN

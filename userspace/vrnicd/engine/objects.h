@@ -90,6 +90,7 @@ struct Mr {
   // A physical region (the kernel's local DMA key): addresses are GPAs,
   // resolved through guest memory on every access.
   const GuestMemory* phys = nullptr;
+  bool dm = false;  // its pages are the device's memory (REG_MR F_DM)
 
   // [va, va + len) lies inside the region.
   [[nodiscard]] bool contains(uint64_t va, uint64_t len) const;

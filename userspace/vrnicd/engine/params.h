@@ -34,6 +34,7 @@ struct RegMrParams {
   uint32_t pdn = 0;
   uint32_t access = 0;  // VRNIC_ACCESS_*
   bool phys = false;    // guest-physical memory itself (the local DMA key)
+  bool dm = false;      // device memory from byte pbl_addr, addressed from 0
   // Otherwise length bytes at iova, in npages pages of 2^page_shift bytes
   // listed at pbl_addr (indirect: a list of the list's pages).
   bool indirect = false;
