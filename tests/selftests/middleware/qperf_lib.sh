@@ -103,6 +103,12 @@ qperf_client_cmd() {
 	echo "qperf $ip -lp $qperf_port $cm -t 2 $t"
 }
 
+# qperf_message_lost OUTPUT STATUS: whether a client run failed with its
+# server's error message lost ("server: " alone; see qperf_client_all).
+qperf_message_lost() {
+	(($2 != 0)) && grep -qx 'server: *' <<<"$1"
+}
+
 # qperf_client_all SERVER_IP: every test against one server, each output
 # after a "=== TEST" line and followed by "=== exit STATUS"; then the
 # server is told to quit.  A test whose server failed but whose message
@@ -117,7 +123,7 @@ qperf_client_all() {
 		echo "=== $t"
 		out=$(qperf_client_one "$t" "$1")
 		rc=$?
-		if ((rc != 0)) && grep -qx 'server: *' <<<"$out"; then
+		if qperf_message_lost "$out" "$rc"; then
 			printf '%s\n# qperf lost its server'"'"'s error message; once more\n' "$out"
 			out=$(qperf_client_one "$t" "$1")
 			rc=$?
