@@ -107,7 +107,14 @@ class DataPathTest : public ::testing::Test {
 
   // One RDMA WRITE from a to b's buffer; returns a's completion status.
   uint32_t write(vrnic_sge local, uint64_t remote, uint32_t rkey) {
-    auto h = sqe(VRNIC_WQE_RDMA_WRITE, 42);
+    return rdma_one(VRNIC_WQE_RDMA_WRITE, local, remote, rkey);
+  }
+  // One RDMA READ into a's local SGE; returns a's completion status.
+  uint32_t read(vrnic_sge local, uint64_t remote, uint32_t rkey) {
+    return rdma_one(VRNIC_WQE_RDMA_READ, local, remote, rkey);
+  }
+  uint32_t rdma_one(uint32_t opcode, vrnic_sge local, uint64_t remote, uint32_t rkey) {
+    auto h = sqe(opcode, 42);
     h.remote_addr = remote;
     h.rkey = rkey;
     dp_.post_send(a_, h, std::span(&local, 1));
@@ -467,15 +474,7 @@ TEST_F(DataPathTest, DeviceMemoryRegions) {
   // READ from it what the guest put there itself.
   pair();
   std::memset(dm.data() + 8192 + 16, 0x5a, 64);
-  auto r = sqe(VRNIC_WQE_RDMA_READ, 3);
-  r.remote_addr = 0;
-  r.rkey = key;
-  const vrnic_sge into{buf_b_ + 4096, 64, key_b_};
-  dp_.post_send(a_, r, std::span(&into, 1));
-  dp_.run();
-  auto done = cqes(a_.qpn);
-  ASSERT_EQ(done.size(), 1U);
-  EXPECT_EQ(status_of(done[0]), VRNIC_CQE_SUCCESS);
+  EXPECT_EQ(read(vrnic_sge{buf_b_ + 4096, 64, key_b_}, 0, key), VRNIC_CQE_SUCCESS);
   EXPECT_EQ(*dp_.ram(buf_b_ + 4096), std::byte{0x5a});
   EXPECT_EQ(*dp_.ram(buf_b_ + 4096 + 63), std::byte{0x5a});
   EXPECT_EQ(write(vrnic_sge{buf_a_, 8, key_a_}, 0, empty), VRNIC_CQE_REM_ACCESS_ERR);

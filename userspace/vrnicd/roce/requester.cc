@@ -412,7 +412,9 @@ TxStatus QpTransport::transmit_packet(SendOp& op) {
   if (st != TxStatus::kSent) {
     return st;
   }
-  pacer_.sent(frame_size(p, payload.length));
+  if (pacer_.active()) {
+    pacer_.sent(frame_size(p, payload.length));  // unpaced QPs skip the sum
+  }
   if (op.sent || op.next_pkt < op.done_pkts) {
     env_.count_retransmit();
   }
