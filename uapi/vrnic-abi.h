@@ -10,6 +10,7 @@
 #define VRNIC_ABI_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #include "vrnic-hw.h"
 
@@ -137,5 +138,55 @@ struct vrnic_create_ah_resp {
 };
 
 VRNIC_ASSERT_SIZE(struct vrnic_create_ah_resp, 32);
+
+/*
+ * query_device (the extended command): what the core response has no
+ * field for.  rate_limit_min and _max are the kbit/s IB_QP_RATE_LIMIT
+ * takes besides 0, for the QP types in pacing_qpts (1 << IB_QPT_*); all
+ * three are 0 without packet pacing.
+ */
+struct vrnic_query_device_resp {
+	__u32 comp_mask;
+	__u32 rate_limit_min;
+	__u32 rate_limit_max;
+	__u32 pacing_qpts;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_query_device_resp, 16);
+
+/*
+ * modify_qp (the extended command) with IB_QP_RATE_LIMIT: the burst the
+ * QP may send at once, in bytes; 0 lets the device choose.
+ */
+struct vrnic_modify_qp_req {
+	__u32 max_burst;
+	__u32 rsvd;
+};
+
+VRNIC_ASSERT_SIZE(struct vrnic_modify_qp_req, 8);
+
+/*
+ * Driver attributes and methods of the uverbs ioctl interface, in the
+ * driver's namespace (UVERBS_ID_NS_SHIFT).
+ */
+enum vrnic_ib_query_context_attrs {
+	/* struct vrnic_alloc_ucontext_resp, for ibv_import_device */
+	VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_ib_pd_methods {
+	/* ibv_import_pd: the device's number of a PD the context holds */
+	VRNIC_IB_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_ib_query_pd_attrs {
+	VRNIC_IB_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VRNIC_IB_ATTR_QUERY_PD_RESP_PDN,
+};
+
+enum vrnic_ib_alloc_dm_attrs {
+	/* __u64: the mmap offset of the allocation's device memory */
+	VRNIC_IB_ATTR_ALLOC_DM_RESP_MMAP_KEY = (1U << UVERBS_ID_NS_SHIFT),
+};
 
 #endif /* VRNIC_ABI_H */

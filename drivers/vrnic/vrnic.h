@@ -123,6 +123,10 @@ struct vrnic_dev_attrs {
 	u32 max_fast_reg_page_list_len;
 	u32 max_mw;
 	u32 local_ca_ack_delay;
+	u32 rate_limit_min;	/* kbit/s, VRNIC_DEV_CAP_RATE_LIMIT */
+	u32 rate_limit_max;
+	u32 dm_offset;		/* BAR2 bytes, VRNIC_DEV_CAP_DM */
+	u32 dm_size;
 	u8 mac[ETH_ALEN];
 };
 
@@ -164,6 +168,7 @@ struct vrnic_reg_mr_params {
 	u32 page_shift;
 	bool indirect;
 	bool phys;		/* all guest RAM by GPA: the local DMA key */
+	bool dm;		/* device memory; pbl_addr is its offset */
 };
 
 struct vrnic_create_qp_params {
@@ -193,6 +198,19 @@ enum vrnic_dev_flags {
 	VRNIC_FLAG_REMOVING,		/* no more recovery */
 };
 
+/*
+ * Device memory (VRNIC_DEV_CAP_DM): a window of BAR2, handed out in pages
+ * to alloc_dm.  A page is free again once no process maps it.
+ */
+struct vrnic_dev_dm {
+	spinlock_t lock;		/* used */
+	unsigned long *used;		/* a bit per page */
+	void __iomem *base;
+	phys_addr_t phys;
+	u32 offset;			/* in BAR2 */
+	u32 size;			/* bytes; 0: none */
+};
+
 struct vrnic_dev {
 	struct ib_device ibdev;
 	struct pci_dev *pdev;
@@ -210,6 +228,7 @@ struct vrnic_dev {
 	int num_vectors;
 
 	struct vrnic_dev_attrs attrs;
+	struct vrnic_dev_dm dm;
 	struct vrnic_port_attrs port;	/* as of probe */
 	u8 port_state;			/* last state the device reported */
 

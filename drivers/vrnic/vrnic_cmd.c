@@ -6,6 +6,7 @@
 
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
+#include <linux/sizes.h>
 
 #include "vrnic.h"
 
@@ -65,6 +66,34 @@ static u32 vrnic_attr_int(__le32 v)
 	return min_t(u32, le32_to_cpu(v), INT_MAX);
 }
 
+/*
+ * The ranges that come with the capabilities that have them; true if the
+ * device reported nonsense.
+ */
+static bool vrnic_cmd_cap_ranges(struct vrnic_dev *dev,
+				 const struct vrnic_device_attr *da,
+				 struct vrnic_dev_attrs *a)
+{
+	a->rate_limit_min = le32_to_cpu(da->rate_limit_min);
+	a->rate_limit_max = le32_to_cpu(da->rate_limit_max);
+	a->dm_offset = le32_to_cpu(da->dm_offset);
+	a->dm_size = le32_to_cpu(da->dm_size);
+	if ((a->dev_caps & VRNIC_DEV_CAP_RATE_LIMIT) &&
+	    (!a->rate_limit_min || a->rate_limit_min > a->rate_limit_max)) {
+		ibdev_err(&dev->ibdev, "device reported invalid rate limits %u to %u kbit/s\n",
+			  a->rate_limit_min, a->rate_limit_max);
+		return true;
+	}
+	if ((a->dev_caps & VRNIC_DEV_CAP_DM) &&
+	    (!a->dm_size || !IS_ALIGNED(a->dm_offset, SZ_4K) ||
+	     !IS_ALIGNED(a->dm_size, SZ_4K))) {
+		ibdev_err(&dev->ibdev, "device reported invalid device memory at %#x, %#x bytes\n",
+			  a->dm_offset, a->dm_size);
+		return true;
+	}
+	return false;
+}
+
 int vrnic_cmd_query_device(struct vrnic_dev *dev, struct vrnic_dev_attrs *a)
 {
 	struct vrnic_device_attr da;
@@ -113,6 +142,8 @@ int vrnic_cmd_query_device(struct vrnic_dev *dev, struct vrnic_dev_attrs *a)
 				      U8_MAX);
 	ether_addr_copy(a->mac, da.mac);
 
+	if (vrnic_cmd_cap_ranges(dev, &da, a))
+		return -EIO;
 	if (!is_valid_ether_addr(a->mac) || a->max_eq < 2 || !a->max_pkeys) {
 		ibdev_err(&dev->ibdev,
 			  "device reported invalid attributes (mac %pM, max_eq %u, max_pkeys %u)\n",
@@ -259,7 +290,8 @@ int vrnic_cmd_reg_mr(struct vrnic_dev *dev, const struct vrnic_reg_mr_params *p,
 
 	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_REG_MR,
 		       (p->indirect ? VRNIC_AQ_REG_MR_F_INDIRECT : 0) |
-		       (p->phys ? VRNIC_AQ_REG_MR_F_PHYS : 0));
+		       (p->phys ? VRNIC_AQ_REG_MR_F_PHYS : 0) |
+		       (p->dm ? VRNIC_AQ_REG_MR_F_DM : 0));
 	cmd.reg_mr.iova = cpu_to_le64(p->iova);
 	cmd.reg_mr.length = cpu_to_le64(p->length);
 	cmd.reg_mr.pbl_addr = cpu_to_le64(p->pbl_addr);

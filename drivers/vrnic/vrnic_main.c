@@ -528,6 +528,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.uverbs_abi_ver = VRNIC_UVERBS_ABI_VERSION,
 
 	.add_gid = vrnic_add_gid,
+	.alloc_dm = vrnic_alloc_dm,
 	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
 	.alloc_pd = vrnic_alloc_pd,
 	.attach_mcast = vrnic_attach_mcast,
@@ -539,6 +540,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.create_user_ah = vrnic_create_ah,
 	.create_qp = vrnic_create_qp,
 	.create_srq = vrnic_create_srq,
+	.dealloc_dm = vrnic_dealloc_dm,
 	.dealloc_pd = vrnic_dealloc_pd,
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
 	.del_gid = vrnic_del_gid,
@@ -575,6 +577,8 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.query_port = vrnic_query_port,
 	.query_qp = vrnic_query_qp,
 	.query_srq = vrnic_query_srq,
+	.query_ucontext = vrnic_query_ucontext,
+	.reg_dm_mr = vrnic_reg_dm_mr,
 	.req_notify_cq = vrnic_req_notify_cq,
 	/* create_cq, resize_cq, reg_user_mr, the counters, port events */
 	VRNIC_COMPAT_DEV_OPS,
@@ -601,20 +605,28 @@ static int vrnic_ib_register(struct vrnic_dev *dev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = dev->num_ceqs;
 	ib_set_device_ops(ibdev, &vrnic_dev_ops);
+	ibdev->driver_def = vrnic_uapi_defs;
 
-	err = vrnic_port_init(dev);
+	err = vrnic_dm_init(dev);
 	if (err)
 		return err;
+	err = vrnic_port_init(dev);
+	if (err)
+		goto err_dm;
 	err = ib_register_device(ibdev, "vrnic%d", &dev->pdev->dev);
 	if (err) {
 		dev_err(&dev->pdev->dev, "ib_register_device failed: %d\n", err);
 		vrnic_port_uninit(dev);
-		return err;
+		goto err_dm;
 	}
 	set_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags);
 	/* GIDs of a netdev that arrived during registration. */
 	queue_work(system_unbound_wq, &dev->port_work);
 	return 0;
+
+err_dm:
+	vrnic_dm_fini(dev);
+	return err;
 }
 
 static void vrnic_ib_unregister(struct vrnic_dev *dev)
@@ -624,6 +636,7 @@ static void vrnic_ib_unregister(struct vrnic_dev *dev)
 	synchronize_irq(pci_irq_vector(dev->pdev, 0));
 	vrnic_port_uninit(dev);
 	ib_unregister_device(&dev->ibdev);
+	vrnic_dm_fini(dev);
 }
 
 /* The software state of a new device, before any of it is touched. */

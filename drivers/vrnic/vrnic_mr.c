@@ -7,6 +7,7 @@
 
 #include <linux/dma-mapping.h>
 #include <linux/moduleparam.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -555,4 +556,52 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	vrnic_uncharge_key(dev, mr->owner);
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * A region of device memory: zero-based (ib_core insists), length bytes
+ * from offset in the allocation, which must start on 8 bytes as atomics
+ * need.  The device checks that it lies inside its memory.
+ */
+struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	const int allowed = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+			    IB_ZERO_BASED;
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_reg_mr_params p = {};
+	struct vrnic_mr *mr;
+	int err;
+
+	if ((attr->access_flags & ~allowed) || !IS_ALIGNED(attr->offset, 8))
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->owner = vrnic_key_owner(&attrs->driver_udata);
+	err = vrnic_charge_key(dev, mr->owner);
+	if (err)
+		goto err_free;
+	p.dm = true;
+	p.pbl_addr = to_vdm(ibdm)->offset + attr->offset;
+	p.length = attr->length;
+	p.npages = DIV_ROUND_UP(attr->length, SZ_4K);
+	p.page_shift = VRNIC_MR_MIN_PAGE_SHIFT;
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = vrnic_access(attr->access_flags);
+	err = vrnic_cmd_reg_mr(dev, &p, &mr->key);
+	if (err)
+		goto err_uncharge;
+	mr->access = attr->access_flags;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return &mr->ibmr;
+
+err_uncharge:
+	vrnic_uncharge_key(dev, mr->owner);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
 }

@@ -291,6 +291,46 @@ static int vrnic_modify_qp_attrs_ok(struct vrnic_dev *dev,
 	return 0;
 }
 
+/*
+ * IB_QP_RATE_LIMIT (packet pacing) and the burst udata may give with it.
+ * ib_core's state table has it for raw packet QPs only; the device paces
+ * RC, UC and UD QPs, as they go to RTS or while in it.
+ */
+static int vrnic_rate_limit(struct vrnic_dev *dev, struct ib_qp *ibqp,
+			    const struct ib_qp_attr *attr, enum ib_qp_state cur,
+			    enum ib_qp_state next, struct ib_udata *udata,
+			    struct vrnic_qp_attr *a)
+{
+	const struct vrnic_dev_attrs *da = &dev->attrs;
+	struct vrnic_modify_qp_req req = {};
+	int err;
+
+	if (!(da->dev_caps & VRNIC_DEV_CAP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	if (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC &&
+	    ibqp->qp_type != IB_QPT_UD)
+		return -EINVAL;
+	if (next != IB_QPS_RTS || (cur != IB_QPS_RTR && cur != IB_QPS_RTS))
+		return -EINVAL;
+	if (attr->rate_limit &&
+	    (attr->rate_limit < da->rate_limit_min ||
+	     attr->rate_limit > da->rate_limit_max))
+		return -EINVAL;
+	if (udata && udata->inlen) {
+		err = ib_copy_from_udata(&req, udata,
+					 min(sizeof(req), udata->inlen));
+		if (err)
+			return err;
+		if (req.rsvd || (udata->inlen > sizeof(req) &&
+				 !ib_is_udata_cleared(udata, sizeof(req),
+						      udata->inlen - sizeof(req))))
+			return -EOPNOTSUPP;
+	}
+	a->rate_limit = cpu_to_le32(attr->rate_limit);
+	a->max_burst = cpu_to_le32(req.max_burst);
+	return 0;
+}
+
 /* MODIFY_QP's attributes, from ib_core's; the mask says which count. */
 static int vrnic_qp_attr_to_hw(const struct ib_qp_attr *attr, int mask,
 			       enum ib_qp_state next, struct vrnic_qp_attr *a)
@@ -355,17 +395,25 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	unsigned int i;
 	int err;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (mask & ~(IB_QP_ATTR_STANDARD_BITS | IB_QP_RATE_LIMIT))
 		return -EOPNOTSUPP;
-	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (!(mask & IB_QP_RATE_LIMIT) && udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type,
+				mask & ~IB_QP_RATE_LIMIT))
 		return -EINVAL;
 	err = vrnic_modify_qp_attrs_ok(dev, attr, mask);
 	if (err)
 		return err;
+	if (mask & IB_QP_RATE_LIMIT) {
+		err = vrnic_rate_limit(dev, ibqp, attr, cur, next, udata, &a);
+		if (err)
+			return err;
+		hw_mask |= VRNIC_QP_ATTR_RATE_LIMIT;
+	}
 
 	for (i = 0; i < ARRAY_SIZE(vrnic_qp_mask_map); i++)
 		if (mask & vrnic_qp_mask_map[i].ib)
@@ -393,13 +441,32 @@ static void vrnic_av_to_ah(struct vrnic_dev *dev, const struct vrnic_av *av,
 	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
 }
 
+/* A QP's remote rights, as QUERY_QP reports them. */
+static int vrnic_qp_access_from_hw(u32 access)
+{
+	int ib = 0;
+
+	if (access & VRNIC_ACCESS_LOCAL_WRITE)
+		ib |= IB_ACCESS_LOCAL_WRITE;
+	if (access & VRNIC_ACCESS_REMOTE_WRITE)
+		ib |= IB_ACCESS_REMOTE_WRITE;
+	if (access & VRNIC_ACCESS_REMOTE_READ)
+		ib |= IB_ACCESS_REMOTE_READ;
+	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
+		ib |= IB_ACCESS_REMOTE_ATOMIC;
+	if (access & VRNIC_ACCESS_FLUSH_GLOBAL)
+		ib |= VRNIC_IB_ACCESS_FLUSH_GLOBAL;
+	if (access & VRNIC_ACCESS_FLUSH_PERSISTENT)
+		ib |= VRNIC_IB_ACCESS_FLUSH_PERSISTENT;
+	return ib;
+}
+
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init)
 {
 	struct vrnic_dev *dev = to_vdev(ibqp->device);
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_qp_attr a;
-	u32 access;
 	int err;
 
 	err = vrnic_cmd_query_qp(dev, qp->qpn, &a);
@@ -417,19 +484,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->rq_psn = le32_to_cpu(a.rq_psn);
 	attr->sq_psn = le32_to_cpu(a.sq_psn);
 	attr->dest_qp_num = le32_to_cpu(a.dest_qpn);
-	access = le32_to_cpu(a.access);
-	if (access & VRNIC_ACCESS_LOCAL_WRITE)
-		attr->qp_access_flags |= IB_ACCESS_LOCAL_WRITE;
-	if (access & VRNIC_ACCESS_REMOTE_WRITE)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
-	if (access & VRNIC_ACCESS_REMOTE_READ)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
-	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
-	if (access & VRNIC_ACCESS_FLUSH_GLOBAL)
-		attr->qp_access_flags |= VRNIC_IB_ACCESS_FLUSH_GLOBAL;
-	if (access & VRNIC_ACCESS_FLUSH_PERSISTENT)
-		attr->qp_access_flags |= VRNIC_IB_ACCESS_FLUSH_PERSISTENT;
+	attr->qp_access_flags = vrnic_qp_access_from_hw(le32_to_cpu(a.access));
 	attr->cap = qp->cap;
 	if (ibqp->qp_type != IB_QPT_UD)
 		vrnic_av_to_ah(dev, &a.av, &attr->ah_attr);
@@ -443,6 +498,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->retry_cnt = a.retry_cnt;
 	attr->rnr_retry = a.rnr_retry;
 	attr->en_sqd_async_notify = a.sqd_async_notify;
+	attr->rate_limit = le32_to_cpu(a.rate_limit);
 
 	memset(init, 0, sizeof(*init));
 	init->send_cq = ibqp->send_cq;

@@ -49,15 +49,37 @@ static void vrnic_cap_flags(const struct vrnic_dev_attrs *a,
 		attr->atomic_cap = IB_ATOMIC_HCA;
 }
 
+/* What the extended query's core response has no field for (libvrnic). */
+static int vrnic_query_device_resp(const struct vrnic_dev_attrs *a,
+				   struct ib_udata *udata)
+{
+	struct vrnic_query_device_resp resp = {};
+
+	if (!udata || !udata->outlen)
+		return 0;
+	if (a->dev_caps & VRNIC_DEV_CAP_RATE_LIMIT) {
+		resp.rate_limit_min = a->rate_limit_min;
+		resp.rate_limit_max = a->rate_limit_max;
+		resp.pacing_qpts = BIT(IB_QPT_RC) | BIT(IB_QPT_UC) |
+				   BIT(IB_QPT_UD);
+	}
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibdev);
 	const struct vrnic_dev_attrs *a = &dev->attrs;
 
+	int err;
+
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+	err = vrnic_query_device_resp(a, udata);
+	if (err)
+		return err;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = a->fw_version;
@@ -93,6 +115,8 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pkeys = a->max_pkeys;
 	attr->local_ca_ack_delay = a->local_ca_ack_delay;
 	attr->max_fast_reg_page_list_len = a->max_fast_reg_page_list_len;
+	if (dev->dm.size)
+		attr->max_dm_size = dev->dm.size;
 	return 0;
 }
 
@@ -245,11 +269,30 @@ static u32 vrnic_uctx_op_flags(const struct vrnic_dev *dev)
 	return flags;
 }
 
+/* What the provider learns of a context (alloc_ucontext, import). */
+void vrnic_uctx_resp(struct vrnic_ucontext *uctx,
+		     struct vrnic_alloc_ucontext_resp *resp)
+{
+	struct vrnic_dev *dev = to_vdev(uctx->ibucontext.device);
+
+	memset(resp, 0, sizeof(*resp));
+	resp->status_mmap_key = rdma_user_mmap_get_offset(uctx->status_entry);
+	if (uctx->db_entry) {
+		resp->db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
+		resp->flags |= VRNIC_UCTX_F_USER_DB;
+	}
+	resp->flags |= vrnic_uctx_op_flags(dev);
+	resp->db_offset = VRNIC_IVSHMEM_DOORBELL;
+	resp->db_peer = dev->db_peer;
+	resp->max_inline_data = dev->attrs.max_inline_data;
+}
+
 int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct vrnic_ucontext *uctx = to_vuctx(ibuctx);
 	struct vrnic_dev *dev = to_vdev(ibuctx->device);
-	struct vrnic_alloc_ucontext_resp resp = {};
+	struct vrnic_alloc_ucontext_resp resp;
+	u64 key;
 	int err;
 
 	if (vrnic_dead(dev))
@@ -262,7 +305,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		vrnic_mmap_entry_insert(uctx,
 					pci_resource_start(dev->pdev, VRNIC_BAR_SHMEM) +
 					VRNIC_BAR2_STATUS_PAGE,
-					VRNIC_MMAP_IO_RO, &resp.status_mmap_key);
+					VRNIC_MMAP_IO_RO, &key);
 	if (!uctx->status_entry)
 		return -ENOMEM;
 
@@ -271,19 +314,13 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 			vrnic_mmap_entry_insert(uctx,
 						pci_resource_start(dev->pdev,
 								   VRNIC_BAR_REGS),
-						VRNIC_MMAP_IO_NC,
-						&resp.db_mmap_key);
+						VRNIC_MMAP_IO_NC, &key);
 		if (!uctx->db_entry) {
 			err = -ENOMEM;
 			goto err_remove;
 		}
-		resp.flags |= VRNIC_UCTX_F_USER_DB;
 	}
-	resp.flags |= vrnic_uctx_op_flags(dev);
-	resp.db_offset = VRNIC_IVSHMEM_DOORBELL;
-	resp.db_peer = dev->db_peer;
-	resp.max_inline_data = dev->attrs.max_inline_data;
-
+	vrnic_uctx_resp(uctx, &resp);
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err)
 		goto err_remove;
@@ -345,6 +382,12 @@ int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 					rdma_entry->npages * PAGE_SIZE, prot,
 					rdma_entry);
 		break;
+	case VRNIC_MMAP_DM:
+		err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
+					rdma_entry->npages * PAGE_SIZE,
+					pgprot_writecombine(vma->vm_page_prot),
+					rdma_entry);
+		break;
 	default:
 		err = -EINVAL;
 	}
@@ -354,7 +397,13 @@ int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
-	kfree(to_vmmap(rdma_entry));
+	struct vrnic_user_mmap_entry *entry = to_vmmap(rdma_entry);
+
+	/* No process maps the device memory any more: it is free. */
+	if (entry->type == VRNIC_MMAP_DM)
+		vrnic_dm_release(to_vdev(rdma_entry->ucontext->device),
+				 entry->dm_page, rdma_entry->npages);
+	kfree(entry);
 }
 
 /* Offer a queue buffer to the process at *key. */

@@ -8,6 +8,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "vrnic-abi.h"
 #include "vrnic.h"
 #include "vrnic_wqe.h"
 
@@ -15,13 +16,22 @@ enum vrnic_mmap_type {
 	VRNIC_MMAP_IO_NC,	/* device registers, uncached */
 	VRNIC_MMAP_IO_RO,	/* device status page, read-only */
 	VRNIC_MMAP_QBUF,	/* a queue buffer (vmalloc memory) */
+	VRNIC_MMAP_DM,		/* device memory, write-combined */
 };
 
 struct vrnic_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
-	phys_addr_t address;	/* IO */
+	phys_addr_t address;	/* IO, DM */
 	void *vaddr;		/* QBUF */
+	u32 dm_page;		/* DM: its first page, freed with the entry */
 	enum vrnic_mmap_type type;
+};
+
+/* An allocation of device memory, dm_page and on in the device's pages. */
+struct vrnic_dm {
+	struct ib_dm ibdm;
+	struct rdma_user_mmap_entry *mmap_entry;
+	u32 offset;		/* bytes from the start of device memory */
 };
 
 struct vrnic_pd {
@@ -138,6 +148,11 @@ static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct vrnic_srq, ibsrq);
 }
 
+static inline struct vrnic_dm *to_vdm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct vrnic_dm, ibdm);
+}
+
 static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct vrnic_ah, ibah);
@@ -181,6 +196,8 @@ void vrnic_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int vrnic_add_gid(const struct ib_gid_attr *attr, void **context);
 int vrnic_del_gid(const struct ib_gid_attr *attr, void **context);
 int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
+void vrnic_uctx_resp(struct vrnic_ucontext *uctx,
+		     struct vrnic_alloc_ucontext_resp *resp);
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibuctx);
 void vrnic_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int vrnic_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
@@ -221,6 +238,24 @@ int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int vrnic_dealloc_mw(struct ib_mw *ibmw);
+struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
+
+/* vrnic_dm.c */
+int vrnic_dm_init(struct vrnic_dev *dev);
+void vrnic_dm_fini(struct vrnic_dev *dev);
+void vrnic_dm_release(struct vrnic_dev *dev, u32 first, u32 npages);
+struct ib_dm *vrnic_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *ibuctx,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int vrnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+
+/* vrnic_uapi.c: the driver's methods and attributes of uverbs ioctls */
+extern const struct uapi_definition vrnic_uapi_defs[];
+int vrnic_query_ucontext(struct ib_ucontext *ibuctx,
+			 struct uverbs_attr_bundle *attrs);
 
 /* vrnic_cq.c */
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

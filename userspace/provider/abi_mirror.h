@@ -56,6 +56,21 @@ using QuerySrqCmd = Opaque<24>;
 
 static_assert(sizeof(ModifyCqCmd) == sizeof(ExHdr) + sizeof(ib_uverbs_ex_modify_cq));
 
+// modify_qp (extended) with IBV_QP_RATE_LIMIT: the core command, then
+// the burst.
+struct ModifyQpExCmd {
+  uint8_t core[sizeof(ExHdr) + sizeof(ib_uverbs_ex_modify_qp)];
+  vrnic_modify_qp_req drv;
+};
+static_assert(offsetof(ModifyQpExCmd, drv) == 144 && sizeof(ModifyQpExCmd) == 152);
+
+// query_device (extended): the core response, then what it lacks.
+struct QueryDeviceExResp {
+  ib_uverbs_ex_query_device_resp core;
+  vrnic_query_device_resp drv;
+};
+static_assert(offsetof(QueryDeviceExResp, drv) == sizeof(ib_uverbs_ex_query_device_resp));
+
 // modify_srq's core command, then where the kernel writes a resize's answer.
 struct ModifySrqCmd {
   uint8_t core[24];

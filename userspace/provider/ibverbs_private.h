@@ -151,6 +151,12 @@ enum ibv_mr_type {
   IBV_MR_TYPE_DMABUF_MR,
 };
 
+// A device memory allocation (rdma-core driver.h).
+struct verbs_dm {
+  ibv_dm dm;
+  uint32_t handle;
+};
+
 struct verbs_mr {
   ibv_mr ibv_mr;
   enum ibv_mr_type mr_type;
@@ -369,6 +375,7 @@ struct ibv_modify_cq;
 struct ibv_create_qp;
 struct ibv_create_qp_ex;
 struct ibv_modify_qp;
+struct ibv_modify_qp_ex;
 struct ibv_query_qp;
 struct ibv_create_srq;
 struct ibv_modify_srq;
@@ -465,6 +472,12 @@ int ibv_cmd_query_qp(ibv_qp* qp, ibv_qp_attr* qp_attr, int attr_mask,
                      ibv_qp_init_attr* qp_init_attr, struct ibv_query_qp* cmd, size_t cmd_size);
 int ibv_cmd_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, struct ibv_modify_qp* cmd,
                       size_t cmd_size);
+int ibv_cmd_modify_qp_ex(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, struct ibv_modify_qp_ex* cmd,
+                         size_t cmd_size, ib_uverbs_ex_modify_qp_resp* resp, size_t resp_size);
+int ibv_cmd_free_dm(verbs_dm* dm);
+int ibv_cmd_reg_dm_mr(ibv_pd* pd, verbs_dm* dm, uint64_t offset, size_t length, unsigned int access,
+                      verbs_mr* vmr, ibv_command_buffer* link);
+int ibv_cmd_query_mr(ibv_pd* pd, verbs_mr* vmr, uint32_t mr_handle);
 int ibv_cmd_destroy_qp(ibv_qp* qp);
 int ibv_cmd_create_ah(ibv_pd* pd, ibv_ah* ah, ibv_ah_attr* attr, ib_uverbs_create_ah_resp* resp,
                       size_t resp_size);

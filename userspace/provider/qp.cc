@@ -208,11 +208,39 @@ int destroy_qp(ibv_qp* ibqp) noexcept {
   return 0;
 }
 
+namespace {
+
+// IBV_QP_RATE_LIMIT travels in the extended command only, with the burst.
+int modify_qp_paced(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, uint32_t max_burst) noexcept {
+  abi::ModifyQpExCmd cmd{};
+  cmd.drv.max_burst = max_burst;
+  ib_uverbs_ex_modify_qp_resp resp{};
+  return ibv_cmd_modify_qp_ex(ibqp, attr, mask, abi::as<struct ibv_modify_qp_ex>(&cmd), sizeof(cmd),
+                              &resp, sizeof(resp));
+}
+
+}  // namespace
+
+// ibv_modify_qp_rate_limit: the rate and the burst; the device has no use
+// for the typical packet size.
+int modify_qp_rate_limit(ibv_qp* ibqp, ibv_qp_rate_limit_attr* attr) noexcept {
+  if (attr->comp_mask != 0) {
+    return EINVAL;
+  }
+  ibv_qp_attr qp_attr{};
+  qp_attr.rate_limit = attr->rate_limit;
+  return modify_qp_paced(ibqp, &qp_attr, IBV_QP_RATE_LIMIT, attr->max_burst_sz);
+}
+
 int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
   Qp* qp = to_vqp(ibqp);
-  abi::ModifyQpCmd cmd{};
-  const int err =
-      ibv_cmd_modify_qp(ibqp, attr, mask, abi::as<struct ibv_modify_qp>(&cmd), sizeof(cmd));
+  int err = 0;
+  if ((mask & IBV_QP_RATE_LIMIT) != 0) {
+    err = modify_qp_paced(ibqp, attr, mask, 0);
+  } else {
+    abi::ModifyQpCmd cmd{};
+    err = ibv_cmd_modify_qp(ibqp, attr, mask, abi::as<struct ibv_modify_qp>(&cmd), sizeof(cmd));
+  }
   if (err != 0) {
     return err;
   }

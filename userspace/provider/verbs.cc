@@ -43,14 +43,21 @@ void unmap_queue(QueueMap* map) noexcept {
 
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size) noexcept {
-  ib_uverbs_ex_query_device_resp resp{};
+  abi::QueryDeviceExResp resp{};
   size_t resp_size = sizeof(resp);
-  const int err = ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp, &resp_size);
+  const int err = ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp.core, &resp_size);
   if (err != 0) {
     return err;
   }
+  // Packet pacing is the driver's to tell (the core response has no field).
+  if (attr_size >=
+      offsetof(ibv_device_attr_ex, packet_pacing_caps) + sizeof(attr->packet_pacing_caps)) {
+    attr->packet_pacing_caps.qp_rate_limit_min = resp.drv.rate_limit_min;
+    attr->packet_pacing_caps.qp_rate_limit_max = resp.drv.rate_limit_max;
+    attr->packet_pacing_caps.supported_qpts = resp.drv.pacing_qpts;
+  }
   // The kernel passes the device's 16.16.32 firmware version through raw.
-  const uint64_t fw = resp.base.fw_ver;
+  const uint64_t fw = resp.core.base.fw_ver;
   std::snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver), "%u.%u.%u",
                 static_cast<unsigned>(fw >> 48), static_cast<unsigned>((fw >> 32) & 0xffff),
                 static_cast<unsigned>(fw & 0xffffffff));

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "abi_mirror.h"
+#include "uverbs_call.h"
 
 namespace vrnic {
 namespace {
@@ -78,31 +79,20 @@ struct ContextDeleter {
 };
 using ContextPtr = std::unique_ptr<Context, ContextDeleter>;
 
-// Get the kernel's context data and map the pages it offers; 0 or an errno.
-int setup_context(Context* ctx, int cmd_fd) noexcept {
+// Map the pages the kernel's context data offers; 0 or an errno.
+int map_context(Context* ctx, int cmd_fd, const vrnic_alloc_ucontext_resp& drv) noexcept {
   ctx->page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-
-  abi::GetContextCmd cmd{};
-  abi::GetContextResp resp{};
-  const int err = vrnic::pabi::cmd_get_context(
-      &ctx->ibv_ctx, abi::as<struct ibv_get_context>(&cmd), sizeof(cmd),
-      abi::as<ib_uverbs_get_context_resp>(&resp), sizeof(resp));
-  if (err != 0) {
-    debug("get_context failed: %s", std::strerror(err));
-    return err;
-  }
-
-  ctx->flags = resp.drv.flags;
-  ctx->db_offset = resp.drv.db_offset;
-  ctx->db_peer = resp.drv.db_peer;
-  ctx->max_inline_data = resp.drv.max_inline_data;
+  ctx->flags = drv.flags;
+  ctx->db_offset = drv.db_offset;
+  ctx->db_peer = drv.db_peer;
+  ctx->max_inline_data = drv.max_inline_data;
   if (ctx->db_offset > ctx->page_size - sizeof(uint32_t) || (ctx->db_offset & 3U) != 0) {
     debug("kernel gave a bad doorbell offset %u", ctx->db_offset);
     return EPROTO;
   }
 
   void* status = mmap(nullptr, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
-                      static_cast<off_t>(resp.drv.status_mmap_key));
+                      static_cast<off_t>(drv.status_mmap_key));
   if (status == MAP_FAILED) {
     debug("mapping the status page failed: %s", std::strerror(errno));
     return errno;
@@ -111,7 +101,7 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
 
   if ((ctx->flags & VRNIC_UCTX_F_USER_DB) != 0) {
     void* db = mmap(nullptr, ctx->page_size, PROT_WRITE, MAP_SHARED, cmd_fd,
-                    static_cast<off_t>(resp.drv.db_mmap_key));
+                    static_cast<off_t>(drv.db_mmap_key));
     if (db == MAP_FAILED) {
       debug("mapping the doorbell page failed: %s", std::strerror(errno));
       return errno;
@@ -121,6 +111,41 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
   return 0;
 }
 
+// Get the kernel's context data and map the pages it offers; 0 or an errno.
+int setup_context(Context* ctx, int cmd_fd) noexcept {
+  abi::GetContextCmd cmd{};
+  abi::GetContextResp resp{};
+  const int err = vrnic::pabi::cmd_get_context(
+      &ctx->ibv_ctx, abi::as<struct ibv_get_context>(&cmd), sizeof(cmd),
+      abi::as<ib_uverbs_get_context_resp>(&resp), sizeof(resp));
+  if (err != 0) {
+    debug("get_context failed: %s", std::strerror(err));
+    return err;
+  }
+  return map_context(ctx, cmd_fd, resp.drv);
+}
+
+// ibv_import_device: the context another process opened, on its command
+// fd.  The kernel tells its data again (UVERBS_METHOD_QUERY_CONTEXT).
+int setup_imported_context(Context* ctx, int cmd_fd) noexcept {
+  UverbsCall<3> call(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
+  uint32_t comp_vectors = 0;
+  uint64_t core_support = 0;
+  vrnic_alloc_ucontext_resp drv{};
+  call.out(UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, &comp_vectors);
+  call.out(UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, &core_support);
+  call.out(VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &drv);
+  const int err = call.run(cmd_fd);
+  if (err != 0) {
+    debug("query_context failed: %s", std::strerror(err));
+    return err;
+  }
+  ctx->ibv_ctx.context.num_comp_vectors = static_cast<int>(comp_vectors);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  reinterpret_cast<verbs_device*>(ctx->ibv_ctx.context.device)->core_support = core_support;
+  return map_context(ctx, cmd_fd, drv);
+}
+
 // The ops libvrnic serves; every other member is null, which libibverbs
 // reads as "not supported" (clang 19 warns about each one left out).
 #if defined(__clang__) && __has_warning("-Wmissing-designated-field-initializers")
@@ -128,6 +153,7 @@ int setup_context(Context* ctx, int cmd_fd) noexcept {
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
 #endif
 const verbs_context_ops kContextOps = {
+    .alloc_dm = alloc_dm,
     .alloc_mw = alloc_mw,
     .alloc_pd = alloc_pd,
     .attach_mcast = attach_mcast,
@@ -147,8 +173,12 @@ const verbs_context_ops kContextOps = {
     .destroy_srq = destroy_srq,
     .detach_mcast = detach_mcast,
     .free_context = free_context,
+    .free_dm = free_dm,
+    .import_mr = import_mr,
+    .import_pd = import_pd,
     .modify_cq = modify_cq,
     .modify_qp = modify_qp,
+    .modify_qp_rate_limit = modify_qp_rate_limit,
     .modify_srq = modify_srq,
     .poll_cq = poll_cq,
     .post_recv = post_recv,
@@ -158,16 +188,19 @@ const verbs_context_ops kContextOps = {
     .query_port = query_port,
     .query_qp = query_qp,
     .query_srq = query_srq,
+    .reg_dm_mr = reg_dm_mr,
     .reg_mr = reg_mr,
     .req_notify_cq = req_notify_cq,
     .rereg_mr = rereg_mr,
     .resize_cq = resize_cq,
+    .unimport_mr = unimport_mr,
+    .unimport_pd = unimport_pd,
 };
 #if defined(__clang__) && __has_warning("-Wmissing-designated-field-initializers")
 #pragma clang diagnostic pop
 #endif
 
-verbs_context* alloc_context_impl(ibv_device* ibdev, int cmd_fd) noexcept {
+verbs_context* open_context(ibv_device* ibdev, int cmd_fd, bool imported) noexcept {
   ContextPtr ctx(static_cast<Context*>(_verbs_init_and_alloc_context(
       ibdev, cmd_fd, sizeof(Context),
       // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast,performance-no-int-to-ptr)
@@ -175,7 +208,8 @@ verbs_context* alloc_context_impl(ibv_device* ibdev, int cmd_fd) noexcept {
   if (!ctx) {
     return nullptr;
   }
-  const int err = setup_context(ctx.get(), cmd_fd);
+  const int err =
+      imported ? setup_imported_context(ctx.get(), cmd_fd) : setup_context(ctx.get(), cmd_fd);
   if (err != 0) {
     ctx.reset();
     errno = err;
@@ -195,7 +229,7 @@ const verbs_device_ops kDeviceOps = {
     .static_providers = nullptr,
     .match_device = match_device,
     .alloc_context = alloc_context,
-    .import_context = nullptr,
+    .import_context = import_context,
     .alloc_device = alloc_device,
     .uninit_device = uninit_device,
 };
@@ -223,7 +257,11 @@ bool is_vrnic_context(ibv_context* ctx) noexcept {
 }
 
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* /*private_data*/) noexcept {
-  return alloc_context_impl(ibdev, cmd_fd);
+  return open_context(ibdev, cmd_fd, false);
+}
+
+verbs_context* import_context(ibv_device* ibdev, int cmd_fd) noexcept {
+  return open_context(ibdev, cmd_fd, true);
 }
 
 void free_context(ibv_context* ibctx) noexcept { destroy_context(to_vctx(ibctx)); }

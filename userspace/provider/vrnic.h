@@ -47,6 +47,14 @@ struct Mr {
   verbs_mr vmr{};
 };
 
+// A device memory allocation, mapped at map.
+struct Dm {
+  verbs_dm vdm{};
+  void* map{};
+  size_t map_size{};
+  uint64_t length{};
+};
+
 struct Ah {
   ibv_ah ibv_ah{};
   vrnic_av av{};
@@ -182,8 +190,23 @@ void unmap_queue(QueueMap* map) noexcept;
 // vrnic.cc: whether a context is one of ours (vrnicdv checks).
 bool is_vrnic_context(ibv_context* ctx) noexcept;
 
-// verbs.cc
+// vrnic.cc
 verbs_context* alloc_context(ibv_device* ibdev, int cmd_fd, void* private_data) noexcept;
+verbs_context* import_context(ibv_device* ibdev, int cmd_fd) noexcept;
+
+// import.cc
+ibv_pd* import_pd(ibv_context* ctx, uint32_t handle) noexcept;
+void unimport_pd(ibv_pd* pd) noexcept;
+ibv_mr* import_mr(ibv_pd* pd, uint32_t handle) noexcept;
+void unimport_mr(ibv_mr* mr) noexcept;
+
+// dm.cc
+ibv_dm* alloc_dm(ibv_context* ctx, ibv_alloc_dm_attr* attr) noexcept;
+int free_dm(ibv_dm* dm) noexcept;
+ibv_mr* reg_dm_mr(ibv_pd* pd, ibv_dm* dm, uint64_t offset, size_t length,
+                  unsigned int access) noexcept;
+
+// verbs.cc
 void free_context(ibv_context* ibctx) noexcept;
 int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* input,
                     ibv_device_attr_ex* attr, size_t attr_size) noexcept;
@@ -237,6 +260,7 @@ void clean_cq(Cq* cq, uint32_t qpn) noexcept;
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept;
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept;
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) noexcept;
+int modify_qp_rate_limit(ibv_qp* qp, ibv_qp_rate_limit_attr* attr) noexcept;
 int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) noexcept;
 int destroy_qp(ibv_qp* qp) noexcept;
 

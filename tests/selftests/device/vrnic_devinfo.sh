@@ -3,7 +3,7 @@
 #
 # ibv_devices and ibv_devinfo -v through libvrnic: the transport, link
 # layer and port state, the CQ moderation limits, the ATOMIC_WRITE
-# capability, every limit the device
+# capability, packet pacing and device memory, every limit the device
 # reports (compared with what vrnicd says it serves), and the RoCEv2 and
 # RoCEv1 GIDs of the NIC's IPv4 address, with a ping-pong over the v1 one.
 # boots: one
@@ -18,7 +18,7 @@ keys=(fw_ver node_guid sys_image_guid vendor_id vendor_part_id hw_ver
 	max_cqe max_mr max_pd max_qp_rd_atom max_qp_init_rd_atom max_mcast_grp
 	max_mcast_qp_attach max_ah max_srq max_srq_wr max_srq_sge max_pkeys
 	local_ca_ack_delay phys_port_cnt gid_tbl_len max_mtu)
-ktap_plan $((13 + ${#keys[@]}))
+ktap_plan $((16 + ${#keys[@]}))
 
 devices=$(ibv_devices 2>&1)
 grep -Eq "^\s+$VRNIC_IBDEV\s+[0-9a-f]{16}$" <<<"$devices"
@@ -80,6 +80,19 @@ ktap_check "cq moderation: max_cq_period 4095 us" $? "max_cq_period: $(field max
 ex=$(field device_cap_flags_ex)
 [[ $ex == 0x* ]] && (((ex >> 40) & 1))
 ktap_check "device_cap_flags_ex has ATOMIC_WRITE (bit 40)" $? "device_cap_flags_ex: ${ex:-none}"
+
+# Packet pacing (IBV_QP_RATE_LIMIT): 1 Mbit/s to 100 Gbit/s, for RC, UC
+# and UD; ibv_devinfo names only UD of the three (and RAW_PACKET).
+pp=$(sed -n '/packet_pacing_caps:/,/^\t[a-z]/p' <<<"$out")
+[[ $(field qp_rate_limit_min) == 1000kbps ]]
+ktap_check "packet pacing: qp_rate_limit_min 1000kbps" $? "$pp"
+[[ $(field qp_rate_limit_max) == 100000000kbps ]] && grep -q SUPPORT_UD <<<"$pp"
+ktap_check "packet pacing: qp_rate_limit_max 100000000kbps, UD among the QP types" $? "$pp"
+
+# Device memory (ibv_alloc_dm): vrnicd's default 512 KiB of BAR2.
+dm=$(grep 'maximum available device memory' <<<"$out")
+[[ $dm =~ memory:[[:space:]]*524288Bytes ]]
+ktap_check "device memory: 524288 bytes" $? "${dm:-no device memory line}"
 
 # Each limit as vrnicd serves it, and as the application sees it.
 if [[ ! -r $info ]]; then

@@ -221,5 +221,8 @@ bool do_rereg_translation(void);
 bool do_rereg_access(void);
 bool do_rereg_pd(void);
 bool do_rereg_errors(void);
+bool do_dm(void);
+bool do_rate_limit(void);
+bool do_import(void);
 
 #endif

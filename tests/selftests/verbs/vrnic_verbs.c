@@ -144,6 +144,13 @@ static const struct named_test tests[] = {
 	{ "ibv_rereg_mr CHANGE_PD: out of the QPs' reach, its new PD busy; back, in reach",
 	  do_rereg_pd },
 	{ "ibv_rereg_mr refused (no flags; PROT_NONE range): the MR stays", do_rereg_errors },
+	{ "device memory: ibv_alloc_dm, memcpy to and from in words (EINVAL, EFAULT), a "
+	  "zero-based DM MR that WRITE, READ and SEND reach; busy EBUSY; new memory zeroed",
+	  do_dm },
+	{ "packet pacing: caps; ibv_modify_qp_rate_limit holds a WRITE to its rate, 0 unpaces; "
+	  "out-of-range rates and INIT EINVAL; UD and UC paced", do_rate_limit },
+	{ "ibv_import_device/pd/mr: a QP of the imported context WRITEs through the imported "
+	  "MR, in this process and in a child given the fd by SCM_RIGHTS", do_import },
 };
 
 int main(int argc, char **argv)
