@@ -189,4 +189,15 @@ enum vrnic_ib_alloc_dm_attrs {
 	VRNIC_IB_ATTR_ALLOC_DM_RESP_MMAP_KEY = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+enum vrnic_ib_dm_methods {
+	/* ibv_import_dm: where to map a DM the context holds, and its length */
+	VRNIC_IB_METHOD_DM_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_ib_query_dm_attrs {
+	VRNIC_IB_ATTR_QUERY_DM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VRNIC_IB_ATTR_QUERY_DM_RESP_MMAP_KEY,	/* __u64 */
+	VRNIC_IB_ATTR_QUERY_DM_RESP_LENGTH,	/* __u64 */
+};
+
 #endif /* VRNIC_ABI_H */

@@ -2,7 +2,8 @@
 //
 // Device memory (ibv_alloc_dm): pages of the device's own memory in BAR2,
 // mapped into the process, copied to and from in 4-byte words as the
-// device takes them, and registered as zero-based MRs.
+// device takes them, and registered as zero-based MRs; ibv_import_dm maps
+// a DM of a shared context.
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -63,6 +64,29 @@ int memcpy_from_dm(void* host, ibv_dm* ibdm, uint64_t offset, size_t length) noe
   return 0;
 }
 
+// Fill dm's ibv_dm for context ibctx, DM handle, and map its memory from
+// key; 0 or an errno.
+int dm_setup(Dm* dm, ibv_context* ibctx, uint32_t handle, uint64_t length, uint64_t key) noexcept {
+  dm->vdm.handle = handle;
+  dm->vdm.dm.context = ibctx;
+  dm->vdm.dm.handle = handle;
+  dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
+  dm->vdm.dm.memcpy_to_dm = memcpy_to_dm;
+  dm->vdm.dm.memcpy_from_dm = memcpy_from_dm;
+  dm->length = length;
+  const size_t page = to_vctx(ibctx)->page_size;
+  dm->map_size = (length + page - 1) / page * page;
+  void* map = mmap(nullptr, dm->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, ibctx->cmd_fd,
+                   static_cast<off_t>(key));
+  if (map == MAP_FAILED) {
+    const int err = errno;
+    debug("mapping device memory failed: %s", std::strerror(err));
+    return err;
+  }
+  dm->map = map;
+  return 0;
+}
+
 }  // namespace
 
 ibv_dm* alloc_dm(ibv_context* ibctx, ibv_alloc_dm_attr* attr) noexcept {
@@ -87,27 +111,44 @@ ibv_dm* alloc_dm(ibv_context* ibctx, ibv_alloc_dm_attr* attr) noexcept {
     errno = err;
     return nullptr;
   }
-  dm->vdm.handle = call.new_handle(handle_slot);
-  dm->vdm.dm.context = ibctx;
-  dm->vdm.dm.handle = dm->vdm.handle;
-  dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
-  dm->vdm.dm.memcpy_to_dm = memcpy_to_dm;
-  dm->vdm.dm.memcpy_from_dm = memcpy_from_dm;
-  dm->length = attr->length;
-  const size_t page = to_vctx(ibctx)->page_size;
-  dm->map_size = (attr->length + page - 1) / page * page;
-  void* map = mmap(nullptr, dm->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, ibctx->cmd_fd,
-                   static_cast<off_t>(key));
-  if (map == MAP_FAILED) {
-    err = errno;
-    debug("mapping device memory failed: %s", std::strerror(err));
+  err = dm_setup(dm, ibctx, call.new_handle(handle_slot), attr->length, key);
+  if (err != 0) {
     ibv_cmd_free_dm(&dm->vdm);
     delete dm;
     errno = err;
     return nullptr;
   }
-  dm->map = map;
   return &dm->vdm.dm;
+}
+
+// ibv_import_dm: a DM of a context shared by fd, mapped here too.
+ibv_dm* import_dm(ibv_context* ibctx, uint32_t handle) noexcept {
+  UverbsCall<3> call(UVERBS_OBJECT_DM, VRNIC_IB_METHOD_DM_QUERY);
+  uint64_t key = 0;
+  uint64_t length = 0;
+  call.handle(VRNIC_IB_ATTR_QUERY_DM_HANDLE, handle);
+  call.out(VRNIC_IB_ATTR_QUERY_DM_RESP_MMAP_KEY, &key);
+  call.out(VRNIC_IB_ATTR_QUERY_DM_RESP_LENGTH, &length);
+  int err = call.run(ibctx->cmd_fd);
+  auto* dm = err == 0 ? new (std::nothrow) Dm{} : nullptr;
+  if (err == 0 && dm == nullptr) {
+    err = ENOMEM;
+  }
+  if (err == 0) {
+    err = dm_setup(dm, ibctx, handle, length, key);
+  }
+  if (err != 0) {
+    delete dm;
+    errno = err;
+    return nullptr;
+  }
+  return &dm->vdm.dm;
+}
+
+void unimport_dm(ibv_dm* ibdm) noexcept {
+  Dm* dm = to_vdm(ibdm);
+  munmap(dm->map, dm->map_size);
+  delete dm;
 }
 
 int free_dm(ibv_dm* ibdm) noexcept {

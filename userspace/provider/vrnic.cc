@@ -174,6 +174,7 @@ const verbs_context_ops kContextOps = {
     .detach_mcast = detach_mcast,
     .free_context = free_context,
     .free_dm = free_dm,
+    .import_dm = import_dm,
     .import_mr = import_mr,
     .import_pd = import_pd,
     .modify_cq = modify_cq,
@@ -193,6 +194,7 @@ const verbs_context_ops kContextOps = {
     .req_notify_cq = req_notify_cq,
     .rereg_mr = rereg_mr,
     .resize_cq = resize_cq,
+    .unimport_dm = unimport_dm,
     .unimport_mr = unimport_mr,
     .unimport_pd = unimport_pd,
 };

@@ -203,6 +203,8 @@ void unimport_mr(ibv_mr* mr) noexcept;
 // dm.cc
 ibv_dm* alloc_dm(ibv_context* ctx, ibv_alloc_dm_attr* attr) noexcept;
 int free_dm(ibv_dm* dm) noexcept;
+ibv_dm* import_dm(ibv_context* ctx, uint32_t handle) noexcept;
+void unimport_dm(ibv_dm* dm) noexcept;
 ibv_mr* reg_dm_mr(ibv_pd* pd, ibv_dm* dm, uint64_t offset, size_t length,
                   unsigned int access) noexcept;
 

@@ -4,7 +4,7 @@
  * the command fd, ibv_import_pd and ibv_import_mr, then a QP made in the
  * imported context on the imported PD that WRITEs through the imported
  * MR.  Once in this process, and once in a child that got the fd through
- * SCM_RIGHTS.
+ * SCM_RIGHTS; and ibv_import_dm, device memory seen from both contexts.
  */
 #include <errno.h>
 #include <signal.h>
@@ -312,7 +312,55 @@ out:
 	return ok;
 }
 
+/*
+ * ibv_import_dm in a context imported from a dup() of the command fd:
+ * what one side writes, the other reads, both ways.
+ */
+static bool import_dm(void)
+{
+	struct ibv_alloc_dm_attr attr = { .length = IMP_LEN };
+	struct ibv_device_attr_ex dev;
+	struct ibv_context *ctx = NULL;
+	struct ibv_dm *dm = NULL, *dm2 = NULL;
+	uint8_t a[256], b[256];
+	bool ok = false;
+	int fd;
+
+	if (ibv_query_device_ex(E.ctx, NULL, &dev) || !dev.max_dm_size)
+		return true;	/* do_dm says why it skips */
+	dm = ibv_alloc_dm(E.ctx, &attr);
+	CHECK(dm, "ibv_alloc_dm: errno %d", errno);
+	fd = dup(E.ctx->cmd_fd);
+	ctx = fd >= 0 ? ibv_import_device(fd) : NULL;
+	CHECK_OUT(ctx, "ibv_import_device: errno %d", errno);
+	dm2 = ibv_import_dm(ctx, dm->handle);
+	CHECK_OUT(dm2, "ibv_import_dm(%u): errno %d", dm->handle, errno);
+	fill_random(a, sizeof(a));
+	CHECK_OUT(!ibv_memcpy_to_dm(dm, IMP_LEN - sizeof(a), a, sizeof(a)) &&
+		  !ibv_memcpy_from_dm(b, dm2, IMP_LEN - sizeof(b), sizeof(b)) &&
+		  !memcmp(a, b, sizeof(a)), "the imported DM does not read what the DM holds");
+	fill_random(a, sizeof(a));
+	CHECK_OUT(!ibv_memcpy_to_dm(dm2, 0, a, sizeof(a)) &&
+		  !ibv_memcpy_from_dm(b, dm, 0, sizeof(b)) && !memcmp(a, b, sizeof(a)),
+		  "the DM does not read what was written through the imported one");
+	CHECK_OUT(ibv_memcpy_to_dm(dm2, IMP_LEN, a, 4) == EFAULT,
+		  "the imported DM took a write past its length");
+	ok = true;
+out:
+	if (dm2)
+		ibv_unimport_dm(dm2);
+	if (ctx)
+		ibv_close_device(ctx);
+	else if (fd >= 0)
+		close(fd);
+	if (ibv_free_dm(dm) && ok) {
+		snprintf(why, sizeof(why), "ibv_free_dm failed");
+		ok = false;
+	}
+	return ok;
+}
+
 bool do_import(void)
 {
-	return import_here() && import_child();
+	return import_here() && import_child() && import_dm();
 }

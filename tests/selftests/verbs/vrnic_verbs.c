@@ -150,7 +150,8 @@ static const struct named_test tests[] = {
 	{ "packet pacing: caps; ibv_modify_qp_rate_limit holds a WRITE to its rate, 0 unpaces; "
 	  "out-of-range rates and INIT EINVAL; UD and UC paced", do_rate_limit },
 	{ "ibv_import_device/pd/mr: a QP of the imported context WRITEs through the imported "
-	  "MR, in this process and in a child given the fd by SCM_RIGHTS", do_import },
+	  "MR, in this process and in a child given the fd by SCM_RIGHTS; ibv_import_dm",
+	  do_import },
 };
 
 int main(int argc, char **argv)
