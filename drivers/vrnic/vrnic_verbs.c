@@ -71,7 +71,6 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 {
 	struct vrnic_dev *dev = to_vdev(ibdev);
 	const struct vrnic_dev_attrs *a = &dev->attrs;
-
 	int err;
 
 	if (udata && udata->inlen &&
@@ -115,8 +114,7 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pkeys = a->max_pkeys;
 	attr->local_ca_ack_delay = a->local_ca_ack_delay;
 	attr->max_fast_reg_page_list_len = a->max_fast_reg_page_list_len;
-	if (dev->dm.size)
-		attr->max_dm_size = dev->dm.size;
+	attr->max_dm_size = dev->dm.size;
 	return 0;
 }
 
@@ -217,7 +215,7 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
 
 static struct rdma_user_mmap_entry *
 vrnic_mmap_entry_insert(struct vrnic_ucontext *uctx, phys_addr_t address,
-			enum vrnic_mmap_type type, u64 *key)
+			enum vrnic_mmap_type type)
 {
 	struct vrnic_user_mmap_entry *entry;
 	int err;
@@ -233,7 +231,6 @@ vrnic_mmap_entry_insert(struct vrnic_ucontext *uctx, phys_addr_t address,
 		kfree(entry);
 		return NULL;
 	}
-	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
 	return &entry->rdma_entry;
 }
 
@@ -292,7 +289,6 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	struct vrnic_ucontext *uctx = to_vuctx(ibuctx);
 	struct vrnic_dev *dev = to_vdev(ibuctx->device);
 	struct vrnic_alloc_ucontext_resp resp;
-	u64 key;
 	int err;
 
 	if (vrnic_dead(dev))
@@ -305,7 +301,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		vrnic_mmap_entry_insert(uctx,
 					pci_resource_start(dev->pdev, VRNIC_BAR_SHMEM) +
 					VRNIC_BAR2_STATUS_PAGE,
-					VRNIC_MMAP_IO_RO, &key);
+					VRNIC_MMAP_IO_RO);
 	if (!uctx->status_entry)
 		return -ENOMEM;
 
@@ -314,7 +310,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 			vrnic_mmap_entry_insert(uctx,
 						pci_resource_start(dev->pdev,
 								   VRNIC_BAR_REGS),
-						VRNIC_MMAP_IO_NC, &key);
+						VRNIC_MMAP_IO_NC);
 		if (!uctx->db_entry) {
 			err = -ENOMEM;
 			goto err_remove;
